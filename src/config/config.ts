@@ -1,0 +1,148 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+
+/**
+ * One typed configuration for every process. Values come from the environment, then from an optional
+ * YAML/JSON file named by SWAP_LEDGER_CONFIG (same key names); the environment wins. Validation reports
+ * every missing or invalid key at once, so an operator fixes a deployment in one pass.
+ */
+
+type Parser<T> = (raw: string) => T;
+
+interface KeySpec<T> {
+  readonly parse: Parser<T>;
+  readonly default?: T;
+  readonly doc: string;
+  /** Never echoed in errors or logs. */
+  readonly secret?: boolean;
+}
+
+const str: Parser<string> = (raw) => {
+  if (raw.trim() === '') throw new Error('must not be empty');
+  return raw.trim();
+};
+
+const int =
+  (min: number, max: number): Parser<number> =>
+  (raw) => {
+    if (!/^-?\d+$/.test(raw.trim())) throw new Error('must be a whole number');
+    const n = Number.parseInt(raw, 10);
+    if (n < min || n > max) throw new Error(`must be between ${min} and ${max}`);
+    return n;
+  };
+
+const url =
+  (...protocols: string[]): Parser<string> =>
+  (raw) => {
+    let u: URL;
+    try {
+      u = new URL(raw.trim());
+    } catch {
+      throw new Error('must be a URL');
+    }
+    if (!protocols.includes(u.protocol)) throw new Error(`must use ${protocols.join(' or ')}`);
+    return raw.trim().replace(/\/+$/, '');
+  };
+
+const hostPorts: Parser<string[]> = (raw) => {
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (list.length === 0) throw new Error('must list at least one host:port');
+  for (const hp of list) if (!/^[^\s:]+:\d{1,5}$/.test(hp)) throw new Error(`"${hp}" is not host:port`);
+  return list;
+};
+
+const oneOf =
+  <T extends string>(...values: T[]): Parser<T> =>
+  (raw) => {
+    if (!(values as string[]).includes(raw.trim())) throw new Error(`must be one of ${values.join(', ')}`);
+    return raw.trim() as T;
+  };
+
+const topicName: Parser<string> = (raw) => {
+  if (!/^[a-zA-Z0-9._-]{1,200}$/.test(raw.trim())) throw new Error('must be a valid Kafka topic name');
+  return raw.trim();
+};
+
+export const configSpec = {
+  DATABASE_URL: { parse: url('postgres:', 'postgresql:'), doc: 'Postgres connection string', secret: true },
+  KAFKA_BROKERS: { parse: hostPorts, doc: 'Kafka bootstrap servers, comma separated host:port' },
+  SCHEMA_REGISTRY_URL: { parse: url('http:', 'https:'), doc: 'Confluent-compatible schema registry URL' },
+  KAFKA_CLIENT_ID: { parse: str, default: 'swap-ledger', doc: 'Kafka client id prefix' },
+  EVENTS_TOPIC: { parse: topicName, default: 'swap-events', doc: 'Topic of the swap event log' },
+  DLQ_TOPIC: { parse: topicName, default: 'swap-events-dlq', doc: 'Dead-letter topic' },
+  TOPIC_PARTITIONS: { parse: int(1, 1000), default: 12, doc: 'Partitions of the events topic on creation' },
+  KAFKA_SEND_TIMEOUT_MS: {
+    parse: int(100, 120_000),
+    default: 5000,
+    doc: 'Deadline of every Kafka send a caller waits on',
+  },
+  LOG_LEVEL: {
+    parse: oneOf('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'),
+    default: 'info',
+    doc: 'pino log level',
+  },
+} satisfies Record<string, KeySpec<unknown>>;
+
+type Spec = typeof configSpec;
+export type Config = { [K in keyof Spec]: ReturnType<Spec[K]['parse']> };
+export type ConfigKey = keyof Spec;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function readFile(path: string): Record<string, string> {
+  const text = readFileSync(path, 'utf8');
+  const doc: unknown = parseYaml(text);
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError([`${path}: must be a mapping`]);
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(doc)) {
+    out[k] = Array.isArray(v) ? v.join(',') : String(v);
+  }
+  return out;
+}
+
+/** Loads and validates; only the keys named in `required` must be present (others keep their defaults). */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  required: readonly ConfigKey[] = Object.keys(configSpec) as ConfigKey[],
+): Config {
+  const problems: string[] = [];
+  let fileValues: Record<string, string> = {};
+  const file = env.SWAP_LEDGER_CONFIG;
+  if (file) {
+    try {
+      fileValues = readFile(file);
+    } catch (e) {
+      if (e instanceof ConfigError) throw e;
+      problems.push(`SWAP_LEDGER_CONFIG: cannot read ${file}: ${(e as Error).message}`);
+    }
+    for (const k of Object.keys(fileValues)) {
+      if (!(k in configSpec)) problems.push(`${k}: unknown key in ${file}`);
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(configSpec) as [ConfigKey, KeySpec<unknown>][]) {
+    const raw = env[key] ?? fileValues[key];
+    if (raw === undefined || raw === '') {
+      if (spec.default !== undefined) out[key] = spec.default;
+      else if (required.includes(key)) problems.push(`${key}: missing (${spec.doc})`);
+      continue;
+    }
+    try {
+      out[key] = spec.parse(raw);
+    } catch (e) {
+      const shown = spec.secret ? '' : ` (got "${raw}")`;
+      problems.push(`${key}: ${(e as Error).message}${shown}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out as Config;
+}
