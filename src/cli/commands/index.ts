@@ -1,0 +1,5 @@
+import type { Command } from '../command.ts';
+import { healthCommand } from './health.ts';
+
+/** Every CLI command, in the order `swap-ledger help` lists them. */
+export const commands: readonly Command[] = [healthCommand];
