@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkaHealth } from '../../src/ops/health.ts';
 import { mvn } from './maven.ts';
 import { KAFKA_VERSION, repoRoot, stackPaths, stackPorts } from './paths.ts';
 import { markerArg, runningPid, startDetached, waitUntilReady, type ServiceProcess } from './process.ts';
@@ -106,25 +106,8 @@ export function kafkaBrokers(): string {
   return `127.0.0.1:${stackPorts().kafka}`;
 }
 
-/** Ready means a metadata request answers, not merely that the port is open. */
 export async function kafkaAnswers(brokers: string, timeoutMs = 3000): Promise<boolean> {
-  const admin = new Kafka({
-    clientId: 'swap-ledger-stack-probe',
-    brokers: brokers.split(','),
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: timeoutMs,
-    requestTimeout: timeoutMs,
-    retry: { retries: 0 },
-  }).admin();
-  try {
-    await admin.connect();
-    const cluster = await admin.describeCluster();
-    return cluster.brokers.length > 0;
-  } catch {
-    return false;
-  } finally {
-    await admin.disconnect().catch(() => {});
-  }
+  return (await kafkaHealth(brokers.split(','), timeoutMs)).healthy;
 }
 
 export async function startKafka(log: (line: string) => void): Promise<void> {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { postgresHealth } from '../../src/ops/health.ts';
 
 export const APP_DATABASE = 'swap_ledger';
 export const REGISTRY_DATABASE = 'swap_ledger_registry';
@@ -19,16 +20,7 @@ export function withDatabase(url: string, database: string): string {
 }
 
 export async function postgresAnswers(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
+  return (await postgresHealth(url, 2000)).healthy;
 }
 
 /** DATABASE_URL if set; else the server at 127.0.0.1:5432 if it answers; else a clear way to get one. */

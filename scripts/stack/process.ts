@@ -16,11 +16,12 @@ export function markerArg(name: string): string {
   return `-Dswap-ledger.stack=${name}`;
 }
 
-function cmdline(pid: number): string | undefined {
+/** Whether `pid` is alive and carries exactly this marker argument. */
+function carries(pid: number, marker: string): boolean {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(marker);
   } catch {
-    return undefined;
+    return false;
   }
 }
 
@@ -28,7 +29,7 @@ function cmdline(pid: number): string | undefined {
 export function runningPid(svc: ServiceProcess): number | undefined {
   if (!existsSync(svc.pidFile)) return undefined;
   const pid = Number.parseInt(readFileSync(svc.pidFile, 'utf8').trim(), 10);
-  if (Number.isInteger(pid) && pid > 0 && cmdline(pid)?.includes(svc.marker)) return pid;
+  if (Number.isInteger(pid) && pid > 0 && carries(pid, svc.marker)) return pid;
   rmSync(svc.pidFile, { force: true });
   return undefined;
 }
@@ -61,9 +62,9 @@ export async function stopService(svc: ServiceProcess, graceMs = 15_000): Promis
   if (pid === undefined) return false;
   process.kill(pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && cmdline(pid)?.includes(svc.marker)) await sleep(200);
-  if (cmdline(pid)?.includes(svc.marker)) process.kill(pid, 'SIGKILL');
-  while (cmdline(pid)?.includes(svc.marker)) await sleep(100);
+  while (Date.now() < deadline && carries(pid, svc.marker)) await sleep(200);
+  if (carries(pid, svc.marker)) process.kill(pid, 'SIGKILL');
+  while (carries(pid, svc.marker)) await sleep(100);
   rmSync(svc.pidFile, { force: true });
   return true;
 }

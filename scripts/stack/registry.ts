@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { registryHealth } from '../../src/ops/health.ts';
 import { mvn } from './maven.ts';
 import { APICURIO_VERSION, stackPaths, stackPorts } from './paths.ts';
 import { REGISTRY_DATABASE, ensureDatabase, type PostgresTarget } from './postgres.ts';
@@ -8,27 +9,24 @@ import { markerArg, runningPid, startDetached, waitUntilReady, type ServiceProce
 
 export const CCOMPAT_PATH = '/apis/ccompat/v7';
 
-export function registryService(): ServiceProcess {
+/** `instance` other than the default names an extra registry on the same storage (tests use one). */
+export function registryService(instance = 'registry'): ServiceProcess {
   const { registryDir } = stackPaths();
   return {
-    name: `Apicurio Registry ${APICURIO_VERSION}`,
-    marker: markerArg('registry'),
-    pidFile: join(registryDir, 'registry.pid'),
-    logFile: join(registryDir, 'registry.log'),
+    name:
+      instance === 'registry' ? `Apicurio Registry ${APICURIO_VERSION}` : `Apicurio Registry (${instance})`,
+    marker: markerArg(instance),
+    pidFile: join(registryDir, `${instance}.pid`),
+    logFile: join(registryDir, `${instance}.log`),
   };
 }
 
-export function registryUrl(): string {
-  return `http://127.0.0.1:${stackPorts().registry}${CCOMPAT_PATH}`;
+export function registryUrl(port = stackPorts().registry): string {
+  return `http://127.0.0.1:${port}${CCOMPAT_PATH}`;
 }
 
 export async function registryAnswers(url: string): Promise<boolean> {
-  try {
-    const res = await fetch(`${url}/subjects`, { signal: AbortSignal.timeout(2000) });
-    return res.status === 200;
-  } catch {
-    return false;
-  }
+  return (await registryHealth(url, 2000)).healthy;
 }
 
 /** The distribution tarball from Maven Central, unpacked once into .stack (the tarball stays in ~/.m2). */
@@ -64,15 +62,20 @@ function jdbc(serverUrl: string) {
   };
 }
 
-export async function startRegistry(pgTarget: PostgresTarget, log: (line: string) => void): Promise<void> {
-  const svc = registryService();
+export async function startRegistry(
+  pgTarget: PostgresTarget,
+  log: (line: string) => void,
+  instance = 'registry',
+  port = stackPorts().registry,
+): Promise<string> {
+  const svc = registryService(instance);
   const { registryDir } = stackPaths();
   mkdirSync(registryDir, { recursive: true });
-  const url = registryUrl();
+  const url = registryUrl(port);
   if (runningPid(svc) !== undefined) {
     await waitUntilReady(svc, () => registryAnswers(url), 90_000);
     log(`registry already running at ${url}`);
-    return;
+    return url;
   }
   if (await registryAnswers(url)) {
     throw new Error(`something else already answers on ${url}; set STACK_REGISTRY_PORT to another port`);
@@ -81,11 +84,11 @@ export async function startRegistry(pgTarget: PostgresTarget, log: (line: string
   // Schemas live in Postgres so that ids survive a restart (the in-memory default would reuse them).
   await ensureDatabase(pgTarget.serverUrl, REGISTRY_DATABASE);
   const db = jdbc(pgTarget.serverUrl);
-  startDetached(svc, 'java', [markerArg('registry'), '-Xms128m', '-Xmx512m', '-jar', runner], {
+  startDetached(svc, 'java', [markerArg(instance), '-Xms128m', '-Xmx512m', '-jar', runner], {
     cwd: registryDir,
     env: {
       QUARKUS_HTTP_HOST: '127.0.0.1',
-      QUARKUS_HTTP_PORT: String(stackPorts().registry),
+      QUARKUS_HTTP_PORT: String(port),
       APICURIO_STORAGE_KIND: 'sql',
       APICURIO_STORAGE_SQL_KIND: 'postgresql',
       APICURIO_DATASOURCE_URL: db.url,
@@ -99,4 +102,5 @@ export async function startRegistry(pgTarget: PostgresTarget, log: (line: string
   });
   await waitUntilReady(svc, () => registryAnswers(url), 120_000);
   log(`Apicurio Registry ${APICURIO_VERSION} ready at ${url} (storage: Postgres ${REGISTRY_DATABASE})`);
+  return url;
 }

@@ -70,6 +70,14 @@ export const configSpec = {
   DATABASE_URL: { parse: url('postgres:', 'postgresql:'), doc: 'Postgres connection string', secret: true },
   KAFKA_BROKERS: { parse: hostPorts, doc: 'Kafka bootstrap servers, comma separated host:port' },
   SCHEMA_REGISTRY_URL: { parse: url('http:', 'https:'), doc: 'Confluent-compatible schema registry URL' },
+  PROJECTION_SCHEMA: {
+    parse: (raw: string) => {
+      if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw.trim())) throw new Error('must be a lower-case SQL identifier');
+      return raw.trim();
+    },
+    default: 'swap_ledger',
+    doc: 'Postgres schema of the live projected state',
+  },
   KAFKA_CLIENT_ID: { parse: str, default: 'swap-ledger', doc: 'Kafka client id prefix' },
   EVENTS_TOPIC: { parse: topicName, default: 'swap-events', doc: 'Topic of the swap event log' },
   DLQ_TOPIC: { parse: topicName, default: 'swap-events-dlq', doc: 'Dead-letter topic' },

@@ -5,7 +5,12 @@ import { Decimal as DecimalJs } from 'decimal.js';
  * silently rounds 18-decimal amounts above 100; 80 digits holds any 16-byte atomic amount (39 digits)
  * at 18 decimals with room to spare. Rounding is never implicit: callers round explicitly.
  */
-export const Decimal = DecimalJs.clone({ precision: 80, rounding: DecimalJs.ROUND_HALF_EVEN, toExpPos: 1000, toExpNeg: -1000 });
+export const Decimal = DecimalJs.clone({
+  precision: 80,
+  rounding: DecimalJs.ROUND_HALF_EVEN,
+  toExpPos: 1000,
+  toExpNeg: -1000,
+});
 export type Decimal = InstanceType<typeof Decimal>;
 
 /** Plain decimal notation as the partner interface carries it: no exponent, no sign other than '-', no spaces. */
@@ -27,7 +32,8 @@ export function isDecimalText(text: unknown): text is string {
 
 /** Parses the interface's decimal strings; refuses numbers, exponents, NaN, Infinity and whitespace. */
 export function parseDecimal(text: unknown): Decimal {
-  if (typeof text !== 'string') throw new DecimalFormatError(String(text), `expected a string, got ${typeof text}`);
+  if (typeof text !== 'string')
+    throw new DecimalFormatError(String(text), `expected a string, got ${typeof text}`);
   if (!isDecimalText(text)) throw new DecimalFormatError(text, 'expected digits with an optional fraction');
   return new Decimal(text);
 }

@@ -1,0 +1,1 @@
+CREATE DATABASE swap_ledger_registry;

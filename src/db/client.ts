@@ -1,0 +1,39 @@
+import pg from 'pg';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import * as projection from './schema/projection.ts';
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function assertIdentifier(name: string, what = 'schema'): string {
+  if (!IDENTIFIER.test(name)) throw new Error(`${what} name "${name}" must be a lower-case SQL identifier`);
+  return name;
+}
+
+// numeric and bigint come back as text: money must never become a JS number on the way out either.
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
+
+export interface PoolOptions {
+  /** The only schema unqualified names resolve to: the live projection, or a replay's fresh one. */
+  searchPath?: string;
+  max?: number;
+  applicationName?: string;
+}
+
+export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.Pool {
+  const searchPath = options.searchPath ? assertIdentifier(options.searchPath) : undefined;
+  return new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'swap-ledger',
+    ...(searchPath ? { options: `-c search_path=${searchPath}` } : {}),
+  });
+}
+
+export type ProjectionDb = NodePgDatabase<typeof projection>;
+
+export function projectionDb(pool: pg.Pool): ProjectionDb {
+  return drizzle(pool, { schema: projection, casing: 'snake_case' });
+}
+
+export { projection };

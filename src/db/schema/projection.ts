@@ -1,0 +1,176 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+/**
+ * The projected state: every table here is folded from the event log and rebuilt by replay.
+ * Tables are unqualified on purpose: a connection's search_path names the schema (the live one,
+ * or a fresh one that replay rebuilds), so the same code and migrations serve both.
+ * Money is `numeric` (decimal text in, decimal text out); atomic units are `numeric(78,0)`.
+ */
+
+const money = (name: string) => numeric(name);
+const atomic = (name: string) => numeric(name, { precision: 78, scale: 0 });
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'string', precision: 3 });
+
+/** Current state of each swap attempt, keyed by the partner's swapId. */
+export const swaps = pgTable(
+  'swaps',
+  {
+    swapId: text('swap_id').primaryKey(),
+    providerId: text('provider_id').notNull(),
+    requestId: text('request_id').notNull(),
+    tradeMethod: text('trade_method').notNull(),
+    quoteRef: text('quote_ref'),
+    quoteId: text('quote_id'),
+    currencyFrom: text('currency_from').notNull(),
+    currencyTo: text('currency_to').notNull(),
+    payloadCurrencyFrom: text('payload_currency_from').notNull(),
+    payloadCurrencyTo: text('payload_currency_to').notNull(),
+    /** The source amount asked for (float) or quoted (fixed). */
+    amountFrom: money('amount_from'),
+    /** The quote's estimated output amount, when the swap used a quote. */
+    quotedAmountTo: money('quoted_amount_to'),
+    slippage: money('slippage'),
+    payinAddress: text('payin_address').notNull(),
+    payoutAddress: text('payout_address').notNull(),
+    payoutExtraId: text('payout_extra_id'),
+    refundAddress: text('refund_address').notNull(),
+    refundExtraId: text('refund_extra_id'),
+    nonce: text('nonce').notNull(),
+    createdAt: ts('created_at').notNull(),
+    createdProviderFees: money('created_provider_fees').notNull(),
+    createdReferralFees: money('created_referral_fees').notNull(),
+    createdPayoutNetworkFees: money('created_payout_network_fees').notNull(),
+    signedAmountToProvider: atomic('signed_amount_to_provider'),
+    signedAmountToWallet: atomic('signed_amount_to_wallet'),
+    signatureValid: boolean('signature_valid').notNull(),
+    /** Internal status (after the provider's mapping); CREATED until the first report. */
+    status: text('status').notNull(),
+    providerStatus: text('provider_status'),
+    final: boolean('final').notNull().default(false),
+    finalAt: ts('final_at'),
+    /** Final amount transferred to the user, in the output currency. */
+    amountTo: money('amount_to'),
+    providerFees: money('provider_fees'),
+    referralFees: money('referral_fees'),
+    payoutNetworkFees: money('payout_network_fees'),
+    payinTransactionId: text('payin_transaction_id'),
+    payoutTransactionId: text('payout_transaction_id'),
+    corrected: boolean('corrected').notNull().default(false),
+    /** Applied events so far, and the last one: what the next fold builds on. */
+    version: integer('version').notNull(),
+    lastEventId: uuid('last_event_id').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    index('swaps_open_idx')
+      .on(t.providerId, t.createdAt)
+      .where(sql`not ${t.final}`),
+    index('swaps_request_idx').on(t.requestId),
+    check('swaps_trade_method_chk', sql`${t.tradeMethod} in ('fixed', 'float')`),
+    check('swaps_final_at_chk', sql`(${t.final}) = (${t.finalAt} is not null)`),
+  ],
+);
+
+/** Every swap request the gateway recorded before calling the partner, and how it ended. */
+export const swapRequests = pgTable('swap_requests', {
+  requestId: text('request_id').primaryKey(),
+  providerId: text('provider_id').notNull(),
+  tradeMethod: text('trade_method'),
+  quoteRef: text('quote_ref'),
+  amountFrom: money('amount_from'),
+  requestedAt: ts('requested_at'),
+  /** requested | created | failed | unknown (a timeout: the partner may or may not have created it). */
+  outcome: text('outcome').notNull(),
+  swapId: text('swap_id'),
+  failureKind: text('failure_kind'),
+  failureReason: text('failure_reason'),
+});
+
+/** Quotes the platform received or was refused, keyed by the platform's own quote reference. */
+export const quotes = pgTable('quotes', {
+  quoteRef: text('quote_ref').primaryKey(),
+  providerId: text('provider_id').notNull(),
+  outcome: text('outcome').notNull(),
+  tradeMethod: text('trade_method').notNull(),
+  quoteId: text('quote_id'),
+  currencyFrom: text('currency_from').notNull(),
+  currencyTo: text('currency_to').notNull(),
+  amountFrom: money('amount_from'),
+  amountTo: money('amount_to'),
+  providerFees: money('provider_fees'),
+  referralFees: money('referral_fees'),
+  payoutNetworkFees: money('payout_network_fees'),
+  expiry: ts('expiry'),
+  defaultSlippage: money('default_slippage'),
+  minSlippage: money('min_slippage'),
+  maxSlippage: money('max_slippage'),
+  errorKey: text('error_key'),
+  errorMessage: text('error_message'),
+  receivedAt: ts('received_at').notNull(),
+});
+
+/**
+ * One row per event the projector read: applied, rejected (with the reason), no-op or parked.
+ * The primary key on event_id is also how a redelivered event is recognised and ignored.
+ */
+export const eventJournal = pgTable(
+  'event_journal',
+  {
+    eventId: uuid('event_id').primaryKey(),
+    topic: text('topic').notNull(),
+    partition: integer('partition').notNull(),
+    offset: bigint('offset', { mode: 'bigint' }).notNull(),
+    eventType: text('event_type').notNull(),
+    swapId: text('swap_id'),
+    aggregateKey: text('aggregate_key').notNull(),
+    providerId: text('provider_id').notNull(),
+    source: text('source').notNull(),
+    occurredAt: ts('occurred_at').notNull(),
+    recordedAt: ts('recorded_at').notNull(),
+    outcome: text('outcome').notNull(),
+    reason: text('reason'),
+    /** What the event changed: { field: [before, after] }. */
+    changes: jsonb('changes'),
+    payload: jsonb('payload').notNull(),
+  },
+  (t) => [
+    uniqueIndex('event_journal_position_idx').on(t.topic, t.partition, t.offset),
+    index('event_journal_swap_idx').on(t.swapId, t.topic, t.partition, t.offset),
+    check('event_journal_outcome_chk', sql`${t.outcome} in ('applied', 'rejected', 'noop', 'parked')`),
+  ],
+);
+
+/** Swaps that became final (or were corrected) and await the reconciler; filled in the fold's transaction. */
+export const reconciliationQueue = pgTable('reconciliation_queue', {
+  swapId: text('swap_id').primaryKey(),
+  /** The event that queued it: a final status report or an applied correction. */
+  queuedByEventId: uuid('queued_by_event_id').notNull(),
+  queuedAt: ts('queued_at').notNull(),
+  reason: text('reason').notNull(),
+});
+
+/** Where the projector stands in each partition: the next offset to fold. Written by compare-and-set. */
+export const projectorCheckpoints = pgTable(
+  'projector_checkpoints',
+  {
+    topic: text('topic').notNull(),
+    partition: integer('partition').notNull(),
+    nextOffset: bigint('next_offset', { mode: 'bigint' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.topic, t.partition] })],
+);

@@ -1,0 +1,39 @@
+import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+import type { Logger } from '../observability/log.ts';
+
+const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
+  [logLevel.ERROR]: 'error',
+  [logLevel.WARN]: 'warn',
+  [logLevel.INFO]: 'info',
+  [logLevel.DEBUG]: 'debug',
+};
+
+export interface KafkaOptions {
+  brokers: string[];
+  clientId: string;
+  logger?: Logger;
+  connectionTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** kafkajs' own retries for metadata and connection; sends have their own deadline on top. */
+  retries?: number;
+}
+
+/** One Kafka client factory so every part logs through pino and shares timeouts. */
+export function createKafka(options: KafkaOptions): Kafka {
+  const logger = options.logger;
+  return new Kafka({
+    clientId: options.clientId,
+    brokers: options.brokers,
+    connectionTimeout: options.connectionTimeoutMs ?? 3000,
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    retry: { retries: options.retries ?? 5, initialRetryTime: 100, maxRetryTime: 2000 },
+    logLevel: logger ? logLevel.WARN : logLevel.NOTHING,
+    logCreator:
+      () =>
+      ({ level, label, log }: LogEntry) => {
+        if (!logger) return;
+        const { message, ...extra } = log;
+        logger[levels[level] ?? 'info']({ kafkajs: label, ...extra }, `kafkajs: ${message}`);
+      },
+  });
+}

@@ -1,0 +1,78 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.ts';
+
+const valid = {
+  DATABASE_URL: 'postgres://u:secret@db:5432/swap_ledger',
+  KAFKA_BROKERS: 'k1:9092, k2:9092',
+  SCHEMA_REGISTRY_URL: 'http://registry:8081/apis/ccompat/v7/',
+};
+
+function problemsOf(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('parses values and fills defaults', () => {
+    const c = loadConfig(valid);
+    expect(c.KAFKA_BROKERS).toEqual(['k1:9092', 'k2:9092']);
+    expect(c.SCHEMA_REGISTRY_URL).toBe('http://registry:8081/apis/ccompat/v7');
+    expect(c.TOPIC_PARTITIONS).toBe(12);
+    expect(c.EVENTS_TOPIC).toBe('swap-events');
+    expect(c.PROJECTION_SCHEMA).toBe('swap_ledger');
+  });
+
+  it('lists every missing and invalid key at once', () => {
+    const problems = problemsOf({ KAFKA_BROKERS: 'nohost', TOPIC_PARTITIONS: '0', LOG_LEVEL: 'loud' });
+    expect(problems).toHaveLength(5);
+    expect(problems.join('\n')).toMatch(/DATABASE_URL: missing/);
+    expect(problems.join('\n')).toMatch(/SCHEMA_REGISTRY_URL: missing/);
+    expect(problems.join('\n')).toMatch(/KAFKA_BROKERS: "nohost" is not host:port/);
+    expect(problems.join('\n')).toMatch(/TOPIC_PARTITIONS: must be between 1 and 1000/);
+    expect(problems.join('\n')).toMatch(/LOG_LEVEL: must be one of/);
+  });
+
+  it('never echoes a secret value in an error', () => {
+    const problems = problemsOf({ ...valid, DATABASE_URL: 'mysql://u:hunter2@db/x' });
+    expect(problems).toEqual([expect.stringMatching(/^DATABASE_URL: must use postgres: or postgresql:$/)]);
+    expect(problems.join()).not.toContain('hunter2');
+  });
+
+  it('requires only the keys a command needs', () => {
+    const c = loadConfig({ DATABASE_URL: valid.DATABASE_URL }, ['DATABASE_URL']);
+    expect(c.DATABASE_URL).toBe(valid.DATABASE_URL);
+    expect(c.KAFKA_BROKERS).toBeUndefined();
+  });
+
+  it('reads a YAML file named by SWAP_LEDGER_CONFIG; the environment wins; unknown keys are refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    const file = join(dir, 'swap-ledger.yaml');
+    writeFileSync(file, 'KAFKA_BROKERS: [a:1, b:2]\nTOPIC_PARTITIONS: 24\nEVENTS_TOPIC: from-file\n');
+    const c = loadConfig({
+      ...valid,
+      KAFKA_BROKERS: undefined,
+      EVENTS_TOPIC: 'from-env',
+      SWAP_LEDGER_CONFIG: file,
+    });
+    expect(c.KAFKA_BROKERS).toEqual(['a:1', 'b:2']);
+    expect(c.TOPIC_PARTITIONS).toBe(24);
+    expect(c.EVENTS_TOPIC).toBe('from-env');
+
+    writeFileSync(file, 'KAFKA_BROKER: a:1\n');
+    expect(problemsOf({ ...valid, SWAP_LEDGER_CONFIG: file })).toEqual([
+      expect.stringMatching(/KAFKA_BROKER: unknown key/),
+    ]);
+  });
+
+  it('reports an unreadable config file', () => {
+    expect(problemsOf({ ...valid, SWAP_LEDGER_CONFIG: '/nonexistent/x.yaml' })[0]).toMatch(/cannot read/);
+  });
+});
