@@ -1,0 +1,51 @@
+// Public surface of the partner client. The simulator is imported from './simulator/index.ts' (tests, CLI).
+export {
+  PartnerClient,
+  isPartnerError,
+  type CallOptions,
+  type CreatedSwap,
+  type ListOptions,
+  type PartnerClientOptions,
+  type SwapCallOptions,
+} from './client.ts';
+export {
+  AmountLimitError,
+  CurrencyNotFoundError,
+  NoDepositWalletError,
+  PairNotFoundError,
+  PartnerApiError,
+  PartnerCursorLoopError,
+  PartnerError,
+  PartnerHttpError,
+  PartnerNetworkError,
+  PartnerRequestError,
+  PartnerResponseError,
+  QuoteNotFoundError,
+  RateLimitedError,
+  RegionRestrictedError,
+  SwapNotFoundError,
+  partnerErrorFromResponse,
+  partnerRetryability,
+  type PartnerApiErrorKind,
+} from './errors.ts';
+export {
+  DEFAULT_RETRY_POLICY,
+  backoffDelayMs,
+  parseRetryAfter,
+  retryDecision,
+  withRetry,
+  type RetryPolicy,
+} from './retry.ts';
+export {
+  currencyNetwork,
+  parsePartnerTimestamp,
+  providerSignatureOf,
+  validateCurrency,
+  validateCurrencyListResponse,
+  validatePair,
+  validatePairListResponse,
+  validateQuoteResponse,
+  validateStatusResponse,
+  validateSwapResponse,
+} from './validate.ts';
+export * from './types.ts';

@@ -1,0 +1,360 @@
+import { isDecimalText, parseDecimal } from '../money/decimal.ts';
+import { PartnerResponseError } from './errors.ts';
+import type {
+  Currency,
+  CurrencyListResponse,
+  CurrencyNetwork,
+  Pair,
+  PairListResponse,
+  PartnerOperation,
+  ProviderSig,
+  QuoteRequest,
+  QuoteResponse,
+  SwapResponse,
+  SwapStatus,
+  TradeMethod,
+} from './types.ts';
+
+/**
+ * Hand-rolled validators of the partner's 2xx bodies. Each returns a shallow copy of the body (unknown
+ * extra fields kept, optional nulls dropped) or throws a PartnerResponseError naming the field path.
+ */
+
+export interface ValidationContext {
+  readonly provider: string;
+  readonly operation: PartnerOperation;
+}
+
+type Obj = Record<string, unknown>;
+
+class Checker {
+  constructor(readonly ctx: ValidationContext) {}
+
+  fail(path: string, reason: string): never {
+    throw new PartnerResponseError(this.ctx.provider, this.ctx.operation, path, reason);
+  }
+
+  object(v: unknown, path: string): Obj {
+    if (typeof v !== 'object' || v === null || Array.isArray(v))
+      this.fail(path, `expected an object, got ${kindOf(v)}`);
+    return v as Obj;
+  }
+
+  array(v: unknown, path: string): unknown[] {
+    if (!Array.isArray(v)) this.fail(path, `expected an array, got ${kindOf(v)}`);
+    return v;
+  }
+
+  string(o: Obj, key: string, path: string): string {
+    const v = o[key];
+    if (typeof v !== 'string') this.fail(join(path, key), `expected a non-empty string, got ${kindOf(v)}`);
+    if (v.trim() === '') this.fail(join(path, key), 'must not be empty');
+    return v;
+  }
+
+  /** undefined for absent or null. */
+  optionalString(o: Obj, key: string, path: string): string | undefined {
+    const v = o[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string') this.fail(join(path, key), `expected a string, got ${kindOf(v)}`);
+    return v;
+  }
+
+  decimal(o: Obj, key: string, path: string): string {
+    const v = o[key];
+    if (v === undefined || v === null) this.fail(join(path, key), 'missing (required decimal string)');
+    return this.decimalValue(v, join(path, key));
+  }
+
+  optionalDecimal(o: Obj, key: string, path: string): string | undefined {
+    const v = o[key];
+    return v === undefined || v === null ? undefined : this.decimalValue(v, join(path, key));
+  }
+
+  /** Non-negative decimal text; a JSON number is refused (it has already lost precision). */
+  decimalValue(v: unknown, path: string): string {
+    if (typeof v === 'number') this.fail(path, `expected a decimal string, got the number ${String(v)}`);
+    if (!isDecimalText(v)) this.fail(path, `expected a decimal string, got ${describe(v)}`);
+    if (v.startsWith('-') && !parseDecimal(v).isZero()) this.fail(path, `must not be negative, got "${v}"`);
+    return v;
+  }
+
+  ratio(o: Obj, key: string, path: string): string | undefined {
+    const v = this.optionalDecimal(o, key, path);
+    if (v !== undefined && parseDecimal(v).gt(1))
+      this.fail(join(path, key), `must be a ratio from 0 to 1, got "${v}"`);
+    return v;
+  }
+
+  timestamp(o: Obj, key: string, path: string): string {
+    const v = o[key];
+    if (typeof v !== 'string')
+      this.fail(join(path, key), `expected an ISO-8601 timestamp string, got ${kindOf(v)}`);
+    if (parsePartnerTimestamp(v) === undefined) {
+      this.fail(
+        join(path, key),
+        `expected an ISO-8601 timestamp with an offset (Z, +00:00 or +0000), got ${describe(v)}`,
+      );
+    }
+    return v;
+  }
+
+  tradeMethod(v: unknown, path: string): TradeMethod {
+    if (v !== 'fixed' && v !== 'float') this.fail(path, `expected "fixed" or "float", got ${describe(v)}`);
+    return v;
+  }
+
+  cursor(o: Obj, path: string): string | null {
+    if (!('next_cursor' in o))
+      this.fail(join(path, 'next_cursor'), 'missing (string, or null on the last page)');
+    const v = o.next_cursor;
+    if (v === null) return null;
+    if (typeof v !== 'string' || v === '') {
+      this.fail(join(path, 'next_cursor'), `expected a non-empty string or null, got ${describe(v)}`);
+    }
+    return v;
+  }
+}
+
+const INT32_MAX = 2 ** 31 - 1;
+
+export function validateCurrency(v: unknown, path: string, ctx: ValidationContext): Currency {
+  const c = new Checker(ctx);
+  const o = c.object(v, path);
+  const out: Obj = { ...o };
+  out.id = c.string(o, 'id', path);
+  if (o.type !== 'coin' && o.type !== 'token')
+    c.fail(join(path, 'type'), `expected "coin" or "token", got ${describe(o.type)}`);
+  setOptional(out, 'chainId', undefined);
+  if (o.chainId !== undefined && o.chainId !== null) {
+    if (
+      typeof o.chainId !== 'number' ||
+      !Number.isInteger(o.chainId) ||
+      o.chainId < 1 ||
+      o.chainId > INT32_MAX
+    ) {
+      c.fail(join(path, 'chainId'), `expected a positive int32 EVM chain id, got ${describe(o.chainId)}`);
+    }
+    out.chainId = o.chainId;
+  }
+  // When chainId is defined, blockchain is ignored: only its type is checked then.
+  const blockchain = c.optionalString(o, 'blockchain', path);
+  setOptional(out, 'blockchain', blockchain);
+  if (out.chainId === undefined && (blockchain === undefined || blockchain.trim() === '')) {
+    c.fail(join(path, 'blockchain'), 'blockchain or chainId must be defined');
+  }
+  const contract = c.optionalString(o, 'contract', path);
+  if (contract !== undefined && o.type !== 'token') {
+    c.fail(join(path, 'contract'), `present only for tokens, but type is "${String(o.type)}"`);
+  }
+  if (contract !== undefined && contract.trim() === '') c.fail(join(path, 'contract'), 'must not be empty');
+  setOptional(out, 'contract', contract);
+  return out as unknown as Currency;
+}
+
+/** The interface's rule: chainId wins; blockchain otherwise. */
+export function currencyNetwork(currency: Currency): CurrencyNetwork {
+  if (currency.chainId !== undefined) return { kind: 'evm', chainId: currency.chainId };
+  return { kind: 'named', blockchain: currency.blockchain ?? '' };
+}
+
+export function validateCurrencyListResponse(body: unknown, ctx: ValidationContext): CurrencyListResponse {
+  const c = new Checker(ctx);
+  const o = c.object(body, '');
+  const list = c.array(o.currencies, 'currencies');
+  return {
+    ...o,
+    currencies: list.map((item, i) => validateCurrency(item, `currencies[${i}]`, ctx)),
+    next_cursor: c.cursor(o, ''),
+  };
+}
+
+export function validatePair(v: unknown, path: string, ctx: ValidationContext): Pair {
+  const c = new Checker(ctx);
+  const o = c.object(v, path);
+  const methods = c.array(o.tradeMethod, join(path, 'tradeMethod'));
+  if (methods.length === 0) c.fail(join(path, 'tradeMethod'), 'must list at least one trade method');
+  const min = c.decimal(o, 'minSwapAmount', path);
+  const max = c.decimal(o, 'maxSwapAmount', path);
+  if (parseDecimal(min).gt(parseDecimal(max))) {
+    c.fail(join(path, 'maxSwapAmount'), `"${max}" is below minSwapAmount "${min}"`);
+  }
+  return {
+    ...o,
+    from: c.string(o, 'from', path),
+    to: c.string(o, 'to', path),
+    tradeMethod: methods.map((m, i) => c.tradeMethod(m, `${join(path, 'tradeMethod')}[${i}]`)),
+    minSwapAmount: min,
+    maxSwapAmount: max,
+  };
+}
+
+export function validatePairListResponse(body: unknown, ctx: ValidationContext): PairListResponse {
+  const c = new Checker(ctx);
+  const o = c.object(body, '');
+  const list = c.array(o.pairs, 'pairs');
+  return {
+    ...o,
+    pairs: list.map((item, i) => validatePair(item, `pairs[${i}]`, ctx)),
+    next_cursor: c.cursor(o, ''),
+  };
+}
+
+/** With `request`, the echoed amount and the trade method asked for are checked too. */
+export function validateQuoteResponse(
+  body: unknown,
+  ctx: ValidationContext,
+  request?: QuoteRequest,
+): QuoteResponse {
+  const c = new Checker(ctx);
+  const o = c.object(body, '');
+  const out: Obj = { ...o };
+  const tradeMethod = c.tradeMethod(o.tradeMethod, 'tradeMethod');
+  out.tradeMethod = tradeMethod;
+  for (const k of ['amountTo', 'providerFees', 'referralFees', 'payoutNetworkFees'])
+    out[k] = c.decimal(o, k, '');
+  setOptional(out, 'amount', c.optionalDecimal(o, 'amount', ''));
+  for (const k of ['defaultSlippage', 'minSlippage', 'maxSlippage']) setOptional(out, k, c.ratio(o, k, ''));
+  if (tradeMethod === 'fixed') {
+    out.quoteId = c.string(o, 'quoteId', '');
+    out.expiry = c.timestamp(o, 'expiry', '');
+  } else {
+    setOptional(out, 'quoteId', c.optionalString(o, 'quoteId', ''));
+    setOptional(
+      out,
+      'expiry',
+      o.expiry === undefined || o.expiry === null ? undefined : c.timestamp(o, 'expiry', ''),
+    );
+  }
+  if (request) {
+    if (request.tradeMethod !== undefined && request.tradeMethod !== tradeMethod) {
+      c.fail('tradeMethod', `asked for "${request.tradeMethod}", got "${tradeMethod}"`);
+    }
+    const echo = out.amount as string | undefined;
+    if (
+      echo !== undefined &&
+      isDecimalText(request.amount) &&
+      !parseDecimal(echo).eq(parseDecimal(request.amount))
+    ) {
+      c.fail('amount', `echo "${echo}" differs from the requested amount "${request.amount}"`);
+    }
+  }
+  return out as unknown as QuoteResponse;
+}
+
+export function validateSwapResponse(body: unknown, ctx: ValidationContext): SwapResponse {
+  const c = new Checker(ctx);
+  const o = c.object(body, '');
+  const sig = c.object(o.providerSig, 'providerSig');
+  const providerSig: Obj = { ...sig, payload: c.string(sig, 'payload', 'providerSig') };
+  const signature = c.optionalString(sig, 'signature', 'providerSig');
+  const payloadSignature = c.optionalString(sig, 'payload_signature', 'providerSig');
+  setOptional(providerSig, 'signature', signature);
+  setOptional(providerSig, 'payload_signature', payloadSignature);
+  if (!signature && !payloadSignature)
+    c.fail('providerSig.signature', 'missing (neither signature nor payload_signature)');
+  return {
+    ...o,
+    swapId: c.string(o, 'swapId', ''),
+    payinAddress: c.string(o, 'payinAddress', ''),
+    createdAt: c.timestamp(o, 'createdAt', ''),
+    providerFees: c.decimal(o, 'providerFees', ''),
+    referralFees: c.decimal(o, 'referralFees', ''),
+    payoutNetworkFees: c.decimal(o, 'payoutNetworkFees', ''),
+    providerSig: providerSig as unknown as ProviderSig,
+  };
+}
+
+/** `signature` is preferred; `payload_signature` is the sample response's name for it. */
+export function providerSignatureOf(sig: ProviderSig): {
+  value: string;
+  field: 'signature' | 'payload_signature';
+} {
+  if (sig.signature) return { value: sig.signature, field: 'signature' };
+  return { value: sig.payload_signature ?? '', field: 'payload_signature' };
+}
+
+export function validateStatusResponse(body: unknown, ctx: ValidationContext): SwapStatus {
+  const c = new Checker(ctx);
+  const o = c.object(body, '');
+  if (typeof o.status !== 'string') c.fail('status', `expected a string, got ${kindOf(o.status)}`);
+  const out: Obj = { ...o, status: o.status };
+  setOptional(out, 'quoteId', c.optionalString(o, 'quoteId', ''));
+  // Filled "as soon as known": empty, null or absent before the swap is final.
+  out.amount = blankToUndefined(o.amount) === undefined ? undefined : c.decimalValue(o.amount, 'amount');
+  for (const k of ['payinTransactionId', 'payoutTransactionId']) {
+    const v = c.optionalString(o, k, '');
+    out[k] = v === undefined || v.trim() === '' ? undefined : v;
+  }
+  for (const k of ['providerFees', 'referralFees', 'payoutNetworkFees']) out[k] = c.decimal(o, k, '');
+  return out as unknown as SwapStatus;
+}
+
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/;
+
+/**
+ * ISO-8601 date-time with an explicit offset: `Z`, `+00:00`, or the interface's `+0000` (which
+ * Date.parse does not read everywhere). A local time without offset is refused: it names no instant.
+ */
+export function parsePartnerTimestamp(text: string): Date | undefined {
+  const m = TIMESTAMP.exec(text);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s = '0', frac = '', z, sign, oh = '0', om = '0'] = m;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map((x) =>
+    Number.parseInt(x!, 10),
+  ) as [number, number, number, number, number, number];
+  const offH = Number.parseInt(oh, 10);
+  const offM = Number.parseInt(om, 10);
+  if (
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59 ||
+    offH > 23 ||
+    offM > 59
+  ) {
+    return undefined;
+  }
+  const local = Date.UTC(
+    year,
+    month - 1,
+    day,
+    hour,
+    minute,
+    second,
+    Number.parseInt((frac + '00').slice(0, 3), 10),
+  );
+  const check = new Date(local);
+  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined; // e.g. 02-30
+  const offsetMs = z ? 0 : (sign === '-' ? -1 : 1) * (offH * 60 + offM) * 60_000;
+  return new Date(local - offsetMs);
+}
+
+function setOptional(o: Obj, key: string, v: unknown): void {
+  if (v === undefined) delete o[key];
+  else o[key] = v;
+}
+
+function blankToUndefined(v: unknown): unknown {
+  return v === null || v === undefined || (typeof v === 'string' && v.trim() === '') ? undefined : v;
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (v === undefined) return 'nothing (missing)';
+  return typeof v === 'string' ? `"${v.length > 40 ? v.slice(0, 40) + '…' : v}"` : typeof v;
+}
+
+function describe(v: unknown): string {
+  if (typeof v === 'string') return `"${v.length > 40 ? v.slice(0, 40) + '…' : v}"`;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return kindOf(v);
+}
