@@ -1,0 +1,46 @@
+export {
+  startPartnerSimulator,
+  offsetTimestamp,
+  DEFAULT_RANDOM_PATHS,
+  type PartnerSimulator,
+  type PartnerSimulatorOptions,
+  type SimSwapView,
+  type SimCall,
+  type StatusLike,
+  type StatusOverrides,
+  type StatusStep,
+  type WebhookDelivery,
+} from './server.ts';
+export {
+  CALL_FAULT_KINDS,
+  PAYLOAD_FAULTS,
+  FINAL_STATUS_FAULTS,
+  SWAP_FAULTS,
+  isPayloadFault,
+  isFinalStatusFault,
+  type CallFault,
+  type CallFaultKind,
+  type FinalStatusFault,
+  type InjectOptions,
+  type MalformedVariant,
+  type PayloadFault,
+  type SwapFault,
+} from './faults.ts';
+export {
+  PayloadSigner,
+  SIMULATOR_CURVES,
+  bigintToBytes,
+  encodeSwapPayload,
+  toPaddedBase64url,
+  type SimulatorCurve,
+  type SimulatorPublicKey,
+  type SwapPayloadFields,
+} from './signer.ts';
+export {
+  DEFAULT_CURRENCIES,
+  DEFAULT_PAIRS,
+  wireCurrency,
+  wirePair,
+  type SimCurrency,
+  type SimPair,
+} from './catalog.ts';
