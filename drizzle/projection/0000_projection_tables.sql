@@ -53,17 +53,30 @@ CREATE TABLE "reconciliation_queue" (
 	"reason" text NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "reconciliations" (
+	"swap_id" text PRIMARY KEY NOT NULL,
+	"event_id" uuid NOT NULL,
+	"based_on_event_id" uuid NOT NULL,
+	"verdict" text NOT NULL,
+	"checks" jsonb NOT NULL,
+	"reconciled_at" timestamp(3) with time zone NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "swap_requests" (
 	"request_id" text PRIMARY KEY NOT NULL,
 	"provider_id" text NOT NULL,
-	"trade_method" text,
+	"idempotency_key" text,
+	"trade_method" text NOT NULL,
 	"quote_ref" text,
 	"amount_from" numeric,
-	"requested_at" timestamp(3) with time zone,
+	"currency_from" text NOT NULL,
+	"currency_to" text NOT NULL,
+	"requested_at" timestamp(3) with time zone NOT NULL,
 	"outcome" text NOT NULL,
-	"swap_id" text,
 	"failure_kind" text,
-	"failure_reason" text
+	"failure_reason" text,
+	"http_status" integer,
+	"error_key" text
 );
 --> statement-breakpoint
 CREATE TABLE "swaps" (
@@ -104,6 +117,7 @@ CREATE TABLE "swaps" (
 	"payin_transaction_id" text,
 	"payout_transaction_id" text,
 	"corrected" boolean DEFAULT false NOT NULL,
+	"last_correction_event_id" uuid,
 	"version" integer NOT NULL,
 	"last_event_id" uuid NOT NULL,
 	"updated_at" timestamp(3) with time zone NOT NULL,

@@ -12,6 +12,8 @@ export function assertIdentifier(name: string, what = 'schema'): string {
 // numeric and bigint come back as text: money must never become a JS number on the way out either.
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
+// Times stay text as well: the fold copies them, never computes with them, and replay must not shift them.
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, (v) => v);
 
 export interface PoolOptions {
   /** The only schema unqualified names resolve to: the live projection, or a replay's fresh one. */
@@ -26,7 +28,8 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
     connectionString: databaseUrl,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'swap-ledger',
-    ...(searchPath ? { options: `-c search_path=${searchPath}` } : {}),
+    // UTC, so timestamps read back as text are the same in every session (checksums depend on it).
+    options: ['-c TimeZone=UTC', ...(searchPath ? [`-c search_path=${searchPath}`] : [])].join(' '),
   });
 }
 

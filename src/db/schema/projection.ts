@@ -71,6 +71,8 @@ export const swaps = pgTable(
     payinTransactionId: text('payin_transaction_id'),
     payoutTransactionId: text('payout_transaction_id'),
     corrected: boolean('corrected').notNull().default(false),
+    /** The applied SwapCorrected that last amended this swap: the only key to a final swap (see trigger). */
+    lastCorrectionEventId: uuid('last_correction_event_id'),
     /** Applied events so far, and the last one: what the next fold builds on. */
     version: integer('version').notNull(),
     lastEventId: uuid('last_event_id').notNull(),
@@ -86,19 +88,27 @@ export const swaps = pgTable(
   ],
 );
 
-/** Every swap request the gateway recorded before calling the partner, and how it ended. */
+/**
+ * Every swap request the gateway recorded before calling the partner (key request:<id>). Which swap it
+ * created is swaps.request_id: each row is owned by one Kafka key, so one partition, so folds of
+ * different partitions never touch the same row.
+ */
 export const swapRequests = pgTable('swap_requests', {
   requestId: text('request_id').primaryKey(),
   providerId: text('provider_id').notNull(),
-  tradeMethod: text('trade_method'),
+  idempotencyKey: text('idempotency_key'),
+  tradeMethod: text('trade_method').notNull(),
   quoteRef: text('quote_ref'),
   amountFrom: money('amount_from'),
-  requestedAt: ts('requested_at'),
-  /** requested | created | failed | unknown (a timeout: the partner may or may not have created it). */
+  currencyFrom: text('currency_from').notNull(),
+  currencyTo: text('currency_to').notNull(),
+  requestedAt: ts('requested_at').notNull(),
+  /** requested | failed | unknown (a timeout: the partner may or may not have created a swap). */
   outcome: text('outcome').notNull(),
-  swapId: text('swap_id'),
   failureKind: text('failure_kind'),
   failureReason: text('failure_reason'),
+  httpStatus: integer('http_status'),
+  errorKey: text('error_key'),
 });
 
 /** Quotes the platform received or was refused, keyed by the platform's own quote reference. */
@@ -162,6 +172,16 @@ export const reconciliationQueue = pgTable('reconciliation_queue', {
   queuedByEventId: uuid('queued_by_event_id').notNull(),
   queuedAt: ts('queued_at').notNull(),
   reason: text('reason').notNull(),
+});
+
+/** The reconciler's latest verdict per swap (folded from SwapReconciled). */
+export const reconciliations = pgTable('reconciliations', {
+  swapId: text('swap_id').primaryKey(),
+  eventId: uuid('event_id').notNull(),
+  basedOnEventId: uuid('based_on_event_id').notNull(),
+  verdict: text('verdict').notNull(),
+  checks: jsonb('checks').notNull(),
+  reconciledAt: ts('reconciled_at').notNull(),
 });
 
 /** Where the projector stands in each partition: the next offset to fold. Written by compare-and-set. */

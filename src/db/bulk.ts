@@ -1,0 +1,106 @@
+import type pg from 'pg';
+import { getTableColumns, getTableName } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
+
+/**
+ * Set-based reads and writes of whole rows, driven by the drizzle table definitions: one statement per
+ * table per batch (`unnest` of one array per column), whatever the batch size. This is the projector's
+ * hot path, where a statement per row would cost a round trip per event.
+ */
+
+interface ColumnInfo {
+  key: string;
+  name: string;
+  sqlType: string;
+  json: boolean;
+}
+
+const columnCache = new WeakMap<PgTable, ColumnInfo[]>();
+
+function columnsOf(table: PgTable): ColumnInfo[] {
+  let cols = columnCache.get(table);
+  if (!cols) {
+    cols = Object.entries(getTableColumns(table)).map(([key, c]) => ({
+      key,
+      name: c.name,
+      sqlType: c.getSQLType(),
+      json: c.getSQLType() === 'jsonb',
+    }));
+    columnCache.set(table, cols);
+  }
+  return cols;
+}
+
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+function toParam(value: unknown, json: boolean): unknown {
+  if (value === null || value === undefined) return null;
+  if (json) return JSON.stringify(value);
+  if (typeof value === 'bigint') return value.toString();
+  return value;
+}
+
+export type Conflict = { update: string[] } | 'nothing' | 'error';
+
+/** Inserts rows; on a conflict of the named key columns, replaces every other column (or does nothing). */
+export async function writeRows<T extends object>(
+  client: pg.ClientBase,
+  table: PgTable,
+  rows: readonly T[],
+  conflict: Conflict,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const cols = columnsOf(table);
+  const params = cols.map((c) => rows.map((r) => toParam((r as Record<string, unknown>)[c.key], c.json)));
+  const arrays = cols.map((c, i) => `$${i + 1}::${c.json ? 'text' : c.sqlType}[]`);
+  const select = cols.map((c) => (c.json ? `${quote(c.name)}::jsonb` : quote(c.name))).join(', ');
+  let sql =
+    `insert into ${quote(getTableName(table))} (${cols.map((c) => quote(c.name)).join(', ')}) ` +
+    `select ${select} from unnest(${arrays.join(', ')}) as t(${cols.map((c) => quote(c.name)).join(', ')})`;
+  if (conflict === 'nothing') sql += ' on conflict do nothing';
+  else if (conflict !== 'error') {
+    const keyNames = conflict.update.map((k) => cols.find((c) => c.key === k)!.name);
+    const set = cols
+      .filter((c) => !keyNames.includes(c.name))
+      .map((c) => `${quote(c.name)} = excluded.${quote(c.name)}`)
+      .join(', ');
+    sql += ` on conflict (${keyNames.map(quote).join(', ')}) do update set ${set}`;
+  }
+  await client.query(sql, params);
+}
+
+/** Rows whose key column is one of `keys`, with the drizzle (camelCase) property names. */
+export async function readRows<T>(
+  client: pg.ClientBase,
+  table: PgTable,
+  keyProperty: string,
+  keys: readonly string[],
+): Promise<T[]> {
+  if (keys.length === 0) return [];
+  const cols = columnsOf(table);
+  const key = cols.find((c) => c.key === keyProperty)!;
+  const res = await client.query(
+    `select ${cols.map((c) => quote(c.name)).join(', ')} from ${quote(getTableName(table))} ` +
+      `where ${quote(key.name)} = any($1::${key.sqlType}[])`,
+    [keys],
+  );
+  return res.rows.map((row: Record<string, unknown>) => {
+    const out: Record<string, unknown> = {};
+    for (const c of cols) out[c.key] = row[c.name];
+    return out as T;
+  });
+}
+
+export async function deleteRows(
+  client: pg.ClientBase,
+  table: PgTable,
+  keyProperty: string,
+  keys: readonly string[],
+): Promise<void> {
+  if (keys.length === 0) return;
+  const key = columnsOf(table).find((c) => c.key === keyProperty)!;
+  await client.query(
+    `delete from ${quote(getTableName(table))} where ${quote(key.name)} = any($1::${key.sqlType}[])`,
+    [keys],
+  );
+}

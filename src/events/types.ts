@@ -1,0 +1,182 @@
+/**
+ * The event catalog in TypeScript, mirroring schemas/events/*.avsc. Amounts and fees are decimal
+ * strings, atomic units are decimal strings of integers, times are ISO-8601 UTC strings.
+ */
+
+export type EventSource = 'gateway' | 'webhook' | 'poll' | 'reconciler' | 'ops';
+export type TradeMethod = 'fixed' | 'float';
+
+export interface QuoteTerms {
+  quoteRef: string;
+  quoteId: string | null;
+  tradeMethod: string;
+  currencyFrom: string;
+  currencyTo: string;
+  amountFrom: string | null;
+  amountTo: string;
+  providerFees: string;
+  referralFees: string;
+  payoutNetworkFees: string;
+  expiry: string | null;
+  defaultSlippage: string | null;
+  minSlippage: string | null;
+  maxSlippage: string | null;
+  extraFieldsJson: string | null;
+}
+
+export interface QuoteReceived {
+  quote: QuoteTerms;
+}
+
+export interface QuoteRejected {
+  quoteRef: string;
+  tradeMethod: string;
+  currencyFrom: string;
+  currencyTo: string;
+  amountFrom: string | null;
+  httpStatus: number | null;
+  errorKey: string | null;
+  message: string;
+  additionalFieldsJson: string | null;
+}
+
+export interface SwapRequest {
+  tradeMethod: string;
+  quoteRef: string | null;
+  quoteId: string | null;
+  amountFrom: string | null;
+  currencyFrom: string;
+  currencyTo: string;
+  payloadCurrencyFrom: string;
+  payloadCurrencyTo: string;
+  payoutAddress: string;
+  payoutAddressExtraId: string | null;
+  refundAddress: string;
+  refundAddressExtraId: string | null;
+  nonce: string;
+  slippage: string | null;
+}
+
+export interface SwapRequested {
+  requestId: string;
+  idempotencyKey: string | null;
+  request: SwapRequest;
+}
+
+export interface Finding {
+  check: string;
+  outcome: string;
+  expected: string | null;
+  actual: string | null;
+  detail: string | null;
+}
+
+export interface SwapCreated {
+  requestId: string;
+  request: SwapRequest;
+  quote: QuoteTerms | null;
+  payinAddress: string;
+  createdAt: string;
+  providerFees: string;
+  referralFees: string;
+  payoutNetworkFees: string;
+  providerSigPayload: string;
+  providerSigSignature: string | null;
+  providerSigField: string;
+  signatureValid: boolean;
+  keyId: string | null;
+  decodedPayloadJson: string | null;
+  signedAmountToProvider: string | null;
+  signedAmountToWallet: string | null;
+  findings: Finding[];
+  extraFieldsJson: string | null;
+}
+
+export type CreationFailureKind = 'partner_error' | 'outcome_unknown' | 'invalid_response';
+
+export interface SwapCreationFailed {
+  requestId: string;
+  kind: CreationFailureKind;
+  httpStatus: number | null;
+  errorKey: string | null;
+  message: string;
+}
+
+export interface StatusReported {
+  providerStatus: string;
+  status: string;
+  final: boolean;
+  amount: string | null;
+  providerFees: string | null;
+  referralFees: string | null;
+  payoutNetworkFees: string | null;
+  payinTransactionId: string | null;
+  payoutTransactionId: string | null;
+  quoteId: string | null;
+}
+
+export interface ReconciliationCheck {
+  name: string;
+  verdict: string;
+  expected: string | null;
+  actual: string | null;
+  delta: string | null;
+  tolerance: string | null;
+  detail: string | null;
+}
+
+export interface SwapReconciled {
+  verdict: string;
+  basedOnEventId: string;
+  checks: ReconciliationCheck[];
+}
+
+export interface SwapCorrected {
+  operator: string;
+  reason: string;
+  status: string | null;
+  final: boolean | null;
+  amount: string | null;
+  providerFees: string | null;
+  referralFees: string | null;
+  payoutNetworkFees: string | null;
+}
+
+export interface PayloadByType {
+  QuoteReceived: QuoteReceived;
+  QuoteRejected: QuoteRejected;
+  SwapRequested: SwapRequested;
+  SwapCreated: SwapCreated;
+  SwapCreationFailed: SwapCreationFailed;
+  StatusReported: StatusReported;
+  SwapReconciled: SwapReconciled;
+  SwapCorrected: SwapCorrected;
+}
+
+export type EventType = keyof PayloadByType;
+export const EVENT_TYPES = [
+  'QuoteReceived',
+  'QuoteRejected',
+  'SwapRequested',
+  'SwapCreated',
+  'SwapCreationFailed',
+  'StatusReported',
+  'SwapReconciled',
+  'SwapCorrected',
+] as const satisfies readonly EventType[];
+
+interface EnvelopeOf<T extends EventType> {
+  eventId: string;
+  eventType: T;
+  swapId: string | null;
+  aggregateKey: string;
+  providerId: string;
+  source: EventSource;
+  occurredAt: string;
+  recordedAt: string;
+  payload: PayloadByType[T];
+}
+
+/** A swap event: the envelope with its payload, discriminated by eventType. */
+export type SwapEvent = { [T in EventType]: EnvelopeOf<T> }[EventType];
+export type SwapEventOf<T extends EventType> = EnvelopeOf<T>;

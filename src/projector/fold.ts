@@ -1,0 +1,387 @@
+import { Decimal, isDecimalText } from '../money/decimal.ts';
+import type { EventType, PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
+import type { Changes, JournalOutcome, JournalRow, Position, SwapRow, WorkingSet } from './state.ts';
+
+/**
+ * The fold: a pure function of the event and the state before it. No clock, no randomness, no
+ * configuration: times come from the event, decisions (mapped status, final flag) were taken at ingest.
+ * Replaying the same events therefore rebuilds the same state, column for column.
+ */
+
+export const CREATED_STATUS = 'CREATED';
+
+interface Verdict {
+  outcome: JournalOutcome;
+  reason?: string;
+  changes?: Changes;
+}
+
+const applied = (changes: Changes, reason?: string): Verdict => ({ outcome: 'applied', changes, reason });
+const rejected = (reason: string): Verdict => ({ outcome: 'rejected', reason });
+const noop = (reason: string): Verdict => ({ outcome: 'noop', reason });
+
+/** "As soon as known" fields may be empty before the swap is final: empty means unknown. */
+function known(value: string | null | undefined): string | null {
+  return value === null || value === undefined || value.trim() === '' ? null : value;
+}
+
+function sameMoney(a: string | null, b: string | null): boolean {
+  if (a === null || b === null) return a === b;
+  if (isDecimalText(a) && isDecimalText(b)) return new Decimal(a).eq(new Decimal(b));
+  return a === b;
+}
+
+const MONEY_FIELDS = ['amountTo', 'providerFees', 'referralFees', 'payoutNetworkFees'] as const;
+const HASH_FIELDS = ['payinTransactionId', 'payoutTransactionId'] as const;
+type ValueField = (typeof MONEY_FIELDS)[number] | (typeof HASH_FIELDS)[number];
+
+function reportedValues(p: PayloadByType['StatusReported']): Record<ValueField, string | null> {
+  return {
+    amountTo: known(p.amount),
+    providerFees: known(p.providerFees),
+    referralFees: known(p.referralFees),
+    payoutNetworkFees: known(p.payoutNetworkFees),
+    payinTransactionId: known(p.payinTransactionId),
+    payoutTransactionId: known(p.payoutTransactionId),
+  };
+}
+
+const sameValue = (field: ValueField, a: string | null, b: string | null) =>
+  (MONEY_FIELDS as readonly string[]).includes(field) ? sameMoney(a, b) : a === b;
+
+function touch(ws: WorkingSet, swap: SwapRow, event: SwapEvent): void {
+  swap.version += 1;
+  swap.lastEventId = event.eventId;
+  swap.updatedAt = event.recordedAt;
+  ws.swaps.set(swap.swapId, swap);
+  ws.dirty.swaps.add(swap.swapId);
+}
+
+function queueForReconciliation(ws: WorkingSet, event: SwapEvent, swapId: string, reason: string): void {
+  ws.queue.set(swapId, { swapId, queuedByEventId: event.eventId, queuedAt: event.occurredAt, reason });
+  ws.dirty.queue.add(swapId);
+}
+
+function ownedSwap(ws: WorkingSet, event: SwapEvent): SwapRow | string {
+  if (!event.swapId) return `${event.eventType} carries no swapId`;
+  const swap = ws.swaps.get(event.swapId);
+  if (!swap) return `unknown swap ${event.swapId}: no SwapCreated was applied for it`;
+  if (swap.providerId !== event.providerId) {
+    return `swap ${event.swapId} belongs to provider ${swap.providerId}, not ${event.providerId}`;
+  }
+  return { ...swap };
+}
+
+function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusReported'>): Verdict {
+  const swap = ownedSwap(ws, event);
+  if (typeof swap === 'string') return rejected(swap);
+  const p = event.payload;
+  const reported = reportedValues(p);
+  const changes: Changes = {};
+
+  if (swap.final) {
+    if (p.status !== swap.status) {
+      return rejected(`swap is final (${swap.status}); a report of ${p.status} is not applied`);
+    }
+    for (const field of [...MONEY_FIELDS, ...HASH_FIELDS]) {
+      const before = swap[field];
+      const after = reported[field];
+      if (after === null) continue;
+      if (before !== null && !sameValue(field, before, after)) {
+        return rejected(`swap is final (${swap.status}); ${field} would change from ${before} to ${after}`);
+      }
+      if (before === null) changes[field] = [null, after];
+    }
+    if (Object.keys(changes).length === 0)
+      return noop(`swap is final (${swap.status}); nothing new reported`);
+    for (const [field, [, after]] of Object.entries(changes))
+      (swap as Record<string, unknown>)[field] = after;
+    touch(ws, swap, event);
+    return applied(changes, 'fills values of a final swap that were still unknown');
+  }
+
+  if (p.status !== swap.status) changes.status = [swap.status, p.status];
+  for (const field of [...MONEY_FIELDS, ...HASH_FIELDS]) {
+    const after = reported[field];
+    if (after !== null && !sameValue(field, swap[field], after)) changes[field] = [swap[field], after];
+  }
+  if (p.final) changes.final = [false, true];
+  if (Object.keys(changes).length === 0)
+    return noop(`status ${p.status} and every reported value already known`);
+
+  swap.status = p.status;
+  swap.providerStatus = p.providerStatus;
+  for (const field of [...MONEY_FIELDS, ...HASH_FIELDS]) {
+    if (changes[field]) (swap as Record<string, unknown>)[field] = reported[field];
+  }
+  if (p.final) {
+    swap.final = true;
+    swap.finalAt = event.occurredAt;
+    queueForReconciliation(ws, event, swap.swapId, 'final');
+  }
+  touch(ws, swap, event);
+  return applied(changes);
+}
+
+function foldSwapCreated(ws: WorkingSet, event: SwapEventOf<'SwapCreated'>): Verdict {
+  if (!event.swapId) return rejected('SwapCreated carries no swapId');
+  const existing = ws.swaps.get(event.swapId);
+  if (existing) return rejected(`swap ${event.swapId} was already created by event ${existing.lastEventId}`);
+  const p = event.payload;
+  const r = p.request;
+  if (r.tradeMethod !== 'fixed' && r.tradeMethod !== 'float') {
+    return rejected(`trade method ${r.tradeMethod} is neither fixed nor float`);
+  }
+  const swap: SwapRow = {
+    swapId: event.swapId,
+    providerId: event.providerId,
+    requestId: p.requestId,
+    tradeMethod: r.tradeMethod,
+    quoteRef: r.quoteRef ?? p.quote?.quoteRef ?? null,
+    quoteId: r.quoteId ?? p.quote?.quoteId ?? null,
+    currencyFrom: r.currencyFrom,
+    currencyTo: r.currencyTo,
+    payloadCurrencyFrom: r.payloadCurrencyFrom,
+    payloadCurrencyTo: r.payloadCurrencyTo,
+    amountFrom: r.amountFrom ?? p.quote?.amountFrom ?? null,
+    quotedAmountTo: p.quote?.amountTo ?? null,
+    slippage: r.slippage ?? p.quote?.defaultSlippage ?? null,
+    payinAddress: p.payinAddress,
+    payoutAddress: r.payoutAddress,
+    payoutExtraId: r.payoutAddressExtraId,
+    refundAddress: r.refundAddress,
+    refundExtraId: r.refundAddressExtraId,
+    nonce: r.nonce,
+    createdAt: p.createdAt,
+    createdProviderFees: p.providerFees,
+    createdReferralFees: p.referralFees,
+    createdPayoutNetworkFees: p.payoutNetworkFees,
+    signedAmountToProvider: p.signedAmountToProvider,
+    signedAmountToWallet: p.signedAmountToWallet,
+    signatureValid: p.signatureValid,
+    status: CREATED_STATUS,
+    providerStatus: null,
+    final: false,
+    finalAt: null,
+    amountTo: null,
+    providerFees: null,
+    referralFees: null,
+    payoutNetworkFees: null,
+    payinTransactionId: null,
+    payoutTransactionId: null,
+    corrected: false,
+    lastCorrectionEventId: null,
+    version: 0,
+    lastEventId: event.eventId,
+    updatedAt: event.recordedAt,
+  };
+  touch(ws, swap, event);
+  return applied({ status: [null, CREATED_STATUS] });
+}
+
+function foldSwapCorrected(ws: WorkingSet, event: SwapEventOf<'SwapCorrected'>): Verdict {
+  const swap = ownedSwap(ws, event);
+  if (typeof swap === 'string') return rejected(swap);
+  const p = event.payload;
+  const changes: Changes = {};
+  const wanted: [keyof SwapRow, string | boolean | null][] = [
+    ['status', p.status],
+    ['final', p.final],
+    ['amountTo', p.amount],
+    ['providerFees', p.providerFees],
+    ['referralFees', p.referralFees],
+    ['payoutNetworkFees', p.payoutNetworkFees],
+  ];
+  for (const [field, after] of wanted) {
+    if (after === null) continue;
+    const before = swap[field];
+    const same =
+      typeof after === 'string' && field !== 'status'
+        ? sameMoney(before as string | null, after)
+        : before === after;
+    if (!same) changes[field] = [before, after];
+  }
+  if (Object.keys(changes).length === 0) return noop('the correction matches the current state');
+  for (const [field, [, after]] of Object.entries(changes)) (swap as Record<string, unknown>)[field] = after;
+  if (changes.final) swap.finalAt = swap.final ? event.occurredAt : null;
+  swap.corrected = true;
+  swap.lastCorrectionEventId = event.eventId;
+  if (swap.final) queueForReconciliation(ws, event, swap.swapId, 'corrected');
+  touch(ws, swap, event);
+  return applied(changes, `corrected by ${p.operator}: ${p.reason}`);
+}
+
+function foldSwapReconciled(ws: WorkingSet, event: SwapEventOf<'SwapReconciled'>): Verdict {
+  const swap = ownedSwap(ws, event);
+  if (typeof swap === 'string') return rejected(swap);
+  const p = event.payload;
+  const before = ws.reconciliations.get(swap.swapId);
+  ws.reconciliations.set(swap.swapId, {
+    swapId: swap.swapId,
+    eventId: event.eventId,
+    basedOnEventId: p.basedOnEventId,
+    verdict: p.verdict,
+    checks: p.checks,
+    reconciledAt: event.occurredAt,
+  });
+  ws.dirty.reconciliations.add(swap.swapId);
+  // The queue entry is done only if no newer final event or correction queued the swap meanwhile.
+  if (ws.queue.get(swap.swapId)?.queuedByEventId === p.basedOnEventId) {
+    ws.queue.set(swap.swapId, undefined);
+    ws.dirty.queue.add(swap.swapId);
+  }
+  return applied({ verdict: [before?.verdict ?? null, p.verdict] });
+}
+
+function foldSwapRequested(ws: WorkingSet, event: SwapEventOf<'SwapRequested'>): Verdict {
+  const p = event.payload;
+  if (ws.requests.get(p.requestId)) return rejected(`request ${p.requestId} was already recorded`);
+  ws.requests.set(p.requestId, {
+    requestId: p.requestId,
+    providerId: event.providerId,
+    idempotencyKey: p.idempotencyKey,
+    tradeMethod: p.request.tradeMethod,
+    quoteRef: p.request.quoteRef,
+    amountFrom: p.request.amountFrom,
+    currencyFrom: p.request.currencyFrom,
+    currencyTo: p.request.currencyTo,
+    requestedAt: event.occurredAt,
+    outcome: 'requested',
+    failureKind: null,
+    failureReason: null,
+    httpStatus: null,
+    errorKey: null,
+  });
+  ws.dirty.requests.add(p.requestId);
+  return applied({ outcome: [null, 'requested'] });
+}
+
+function foldSwapCreationFailed(ws: WorkingSet, event: SwapEventOf<'SwapCreationFailed'>): Verdict {
+  const p = event.payload;
+  const request = ws.requests.get(p.requestId);
+  if (!request) return rejected(`unknown request ${p.requestId}: no SwapRequested was applied for it`);
+  if (request.outcome !== 'requested')
+    return rejected(`request ${p.requestId} already ended as ${request.outcome}`);
+  const outcome = p.kind === 'outcome_unknown' ? 'unknown' : 'failed';
+  ws.requests.set(p.requestId, {
+    ...request,
+    outcome,
+    failureKind: p.kind,
+    failureReason: p.message,
+    httpStatus: p.httpStatus,
+    errorKey: p.errorKey,
+  });
+  ws.dirty.requests.add(p.requestId);
+  return applied({ outcome: ['requested', outcome] });
+}
+
+function foldQuote(
+  ws: WorkingSet,
+  event: SwapEventOf<'QuoteReceived'> | SwapEventOf<'QuoteRejected'>,
+): Verdict {
+  const ref = event.eventType === 'QuoteReceived' ? event.payload.quote.quoteRef : event.payload.quoteRef;
+  if (ws.quotes.get(ref)) return rejected(`quote ${ref} was already recorded`);
+  if (event.eventType === 'QuoteReceived') {
+    const q = event.payload.quote;
+    ws.quotes.set(ref, {
+      quoteRef: ref,
+      providerId: event.providerId,
+      outcome: 'received',
+      tradeMethod: q.tradeMethod,
+      quoteId: q.quoteId,
+      currencyFrom: q.currencyFrom,
+      currencyTo: q.currencyTo,
+      amountFrom: q.amountFrom,
+      amountTo: q.amountTo,
+      providerFees: q.providerFees,
+      referralFees: q.referralFees,
+      payoutNetworkFees: q.payoutNetworkFees,
+      expiry: q.expiry,
+      defaultSlippage: q.defaultSlippage,
+      minSlippage: q.minSlippage,
+      maxSlippage: q.maxSlippage,
+      errorKey: null,
+      errorMessage: null,
+      receivedAt: event.occurredAt,
+    });
+  } else {
+    const q = event.payload;
+    ws.quotes.set(ref, {
+      quoteRef: ref,
+      providerId: event.providerId,
+      outcome: 'rejected',
+      tradeMethod: q.tradeMethod,
+      quoteId: null,
+      currencyFrom: q.currencyFrom,
+      currencyTo: q.currencyTo,
+      amountFrom: q.amountFrom,
+      amountTo: null,
+      providerFees: null,
+      referralFees: null,
+      payoutNetworkFees: null,
+      expiry: null,
+      defaultSlippage: null,
+      minSlippage: null,
+      maxSlippage: null,
+      errorKey: q.errorKey,
+      errorMessage: q.message,
+      receivedAt: event.occurredAt,
+    });
+  }
+  ws.dirty.quotes.add(ref);
+  return applied({ outcome: [null, event.eventType === 'QuoteReceived' ? 'received' : 'rejected'] });
+}
+
+const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => Verdict } = {
+  QuoteReceived: foldQuote,
+  QuoteRejected: foldQuote,
+  SwapRequested: foldSwapRequested,
+  SwapCreated: foldSwapCreated,
+  SwapCreationFailed: foldSwapCreationFailed,
+  StatusReported: foldStatusReported,
+  SwapReconciled: foldSwapReconciled,
+  SwapCorrected: foldSwapCorrected,
+};
+
+/**
+ * Folds one event into the working set and returns its journal row, or undefined for an event id
+ * already seen (a redelivery or a resend: ignored, not journaled twice).
+ */
+export function foldEvent(ws: WorkingSet, event: SwapEvent, position: Position): JournalRow | undefined {
+  if (ws.seenEventIds.has(event.eventId)) return undefined;
+  ws.seenEventIds.add(event.eventId);
+  const fold = folds[event.eventType] as (ws: WorkingSet, e: SwapEvent) => Verdict;
+  const verdict = fold(ws, event);
+  return {
+    eventId: event.eventId,
+    topic: position.topic,
+    partition: position.partition,
+    offset: position.offset,
+    eventType: event.eventType,
+    swapId: event.swapId,
+    aggregateKey: event.aggregateKey,
+    providerId: event.providerId,
+    source: event.source,
+    occurredAt: event.occurredAt,
+    recordedAt: event.recordedAt,
+    outcome: verdict.outcome,
+    reason: verdict.reason ?? null,
+    changes: verdict.changes ?? null,
+    payload: event.payload,
+  };
+}
+
+/** The keys of the rows an event may read or write, so a batch loads them all in one query each. */
+export function rowKeys(event: SwapEvent): { swapId?: string; requestId?: string; quoteRef?: string } {
+  switch (event.eventType) {
+    case 'QuoteReceived':
+      return { quoteRef: event.payload.quote.quoteRef };
+    case 'QuoteRejected':
+      return { quoteRef: event.payload.quoteRef };
+    case 'SwapRequested':
+    case 'SwapCreationFailed':
+      return { requestId: event.payload.requestId };
+    default:
+      return event.swapId ? { swapId: event.swapId } : {};
+  }
+}

@@ -1,0 +1,43 @@
+import type { projection } from '../db/client.ts';
+
+/** Rows of the projected tables, as the fold reads and writes them (money as decimal text). */
+export type SwapRow = typeof projection.swaps.$inferSelect;
+export type SwapRequestRow = typeof projection.swapRequests.$inferSelect;
+export type QuoteRow = typeof projection.quotes.$inferSelect;
+export type QueueRow = typeof projection.reconciliationQueue.$inferSelect;
+export type ReconciliationRow = typeof projection.reconciliations.$inferSelect;
+export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
+  changes: Changes | null;
+  payload: unknown;
+};
+
+export type JournalOutcome = 'applied' | 'rejected' | 'noop' | 'parked';
+/** What an event changed, field by field: [before, after]. */
+export type Changes = Record<string, [unknown, unknown]>;
+
+export interface Position {
+  topic: string;
+  partition: number;
+  offset: bigint;
+}
+
+/**
+ * The slice of projected state one batch may touch, loaded before the fold and written after it.
+ * Each map holds the current row (or undefined when absent); `dirty` names the keys to write.
+ */
+export class WorkingSet {
+  readonly swaps = new Map<string, SwapRow | undefined>();
+  readonly requests = new Map<string, SwapRequestRow | undefined>();
+  readonly quotes = new Map<string, QuoteRow | undefined>();
+  readonly queue = new Map<string, QueueRow | undefined>();
+  readonly reconciliations = new Map<string, ReconciliationRow | undefined>();
+  readonly dirty = {
+    swaps: new Set<string>(),
+    requests: new Set<string>(),
+    quotes: new Set<string>(),
+    queue: new Set<string>(),
+    reconciliations: new Set<string>(),
+  };
+  /** Event ids already journaled (earlier batches) or folded in this batch. */
+  readonly seenEventIds = new Set<string>();
+}

@@ -1,0 +1,208 @@
+import { uuidv7 } from '../events/ids.ts';
+import type { EventSource, PayloadByType, SwapEvent, SwapEventOf, SwapRequest } from '../events/types.ts';
+
+/**
+ * Builders of well-formed events for tests and benchmarks. Times are fixed unless given, so folds over
+ * built events are reproducible.
+ */
+
+const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
+let clock = 0;
+/** A deterministic ISO time: T0 plus `seconds`, or the next tick of a shared counter. */
+export function at(seconds?: number): string {
+  return new Date(T0 + (seconds ?? clock++) * 1000).toISOString();
+}
+
+function envelope<T extends keyof PayloadByType>(
+  type: T,
+  payload: PayloadByType[T],
+  opts: {
+    swapId?: string | null;
+    aggregateKey: string;
+    providerId?: string;
+    source?: EventSource;
+    eventId?: string;
+    time?: string;
+  },
+): SwapEventOf<T> {
+  const time = opts.time ?? at();
+  return {
+    eventId: opts.eventId ?? uuidv7(),
+    eventType: type,
+    swapId: opts.swapId ?? null,
+    aggregateKey: opts.aggregateKey,
+    providerId: opts.providerId ?? 'partner-a',
+    source: opts.source ?? 'gateway',
+    occurredAt: time,
+    recordedAt: time,
+    payload,
+  } as SwapEventOf<T>;
+}
+
+export function swapRequest(overrides: Partial<SwapRequest> = {}): SwapRequest {
+  return {
+    tradeMethod: 'float',
+    quoteRef: null,
+    quoteId: null,
+    amountFrom: '0.015',
+    currencyFrom: 'btc',
+    currencyTo: 'eth',
+    payloadCurrencyFrom: 'BTC',
+    payloadCurrencyTo: 'ETH',
+    payoutAddress: '0xb794f5ea0ba39494ce839613fffba74279579268',
+    payoutAddressExtraId: null,
+    refundAddress: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+    refundAddressExtraId: null,
+    nonce: '350aea0c97f747f1d0f760814614a47523801b1aeb7d0bcbbaa2a4f46bf8184b',
+    slippage: null,
+    ...overrides,
+  };
+}
+
+type Opts = { providerId?: string; eventId?: string; time?: string; source?: EventSource };
+
+export function swapCreated(
+  swapId: string,
+  opts: Opts & {
+    requestId?: string;
+    request?: Partial<SwapRequest>;
+    created?: Partial<PayloadByType['SwapCreated']>;
+  } = {},
+): SwapEventOf<'SwapCreated'> {
+  const requestId = opts.requestId ?? `req-${swapId}`;
+  return envelope(
+    'SwapCreated',
+    {
+      requestId,
+      request: swapRequest(opts.request),
+      quote: null,
+      payinAddress: 'bc1qpayin0000000000000000000000000000000',
+      createdAt: opts.time ?? at(),
+      providerFees: '0.0005',
+      referralFees: '0.0001',
+      payoutNetworkFees: '0.002',
+      providerSigPayload: 'AAAA',
+      providerSigSignature: 'BBBB',
+      providerSigField: 'signature',
+      signatureValid: true,
+      keyId: 'key-1',
+      decodedPayloadJson: null,
+      signedAmountToProvider: '1500000',
+      signedAmountToWallet: '250000000000000000',
+      findings: [],
+      extraFieldsJson: null,
+      ...opts.created,
+    },
+    { swapId, aggregateKey: swapId, ...opts },
+  );
+}
+
+export function statusReported(
+  swapId: string,
+  status: string,
+  fields: Partial<PayloadByType['StatusReported']> = {},
+  opts: Opts = {},
+): SwapEventOf<'StatusReported'> {
+  const finals = ['FINISHED', 'REFUNDED', 'EXPIRED'];
+  return envelope(
+    'StatusReported',
+    {
+      providerStatus: status,
+      status,
+      final: finals.includes(status),
+      amount: null,
+      providerFees: null,
+      referralFees: null,
+      payoutNetworkFees: null,
+      payinTransactionId: null,
+      payoutTransactionId: null,
+      quoteId: null,
+      ...fields,
+    },
+    { swapId, aggregateKey: swapId, source: opts.source ?? 'poll', ...opts },
+  );
+}
+
+export function swapCorrected(
+  swapId: string,
+  fields: Partial<PayloadByType['SwapCorrected']>,
+  opts: Opts = {},
+): SwapEventOf<'SwapCorrected'> {
+  return envelope(
+    'SwapCorrected',
+    {
+      operator: 'ops@example.com',
+      reason: 'partner confirmed a different amount',
+      status: null,
+      final: null,
+      amount: null,
+      providerFees: null,
+      referralFees: null,
+      payoutNetworkFees: null,
+      ...fields,
+    },
+    { swapId, aggregateKey: swapId, source: 'ops', ...opts },
+  );
+}
+
+export function swapRequested(requestId: string, opts: Opts & { request?: Partial<SwapRequest> } = {}) {
+  return envelope(
+    'SwapRequested',
+    { requestId, idempotencyKey: `idem-${requestId}`, request: swapRequest(opts.request) },
+    { aggregateKey: `request:${requestId}`, ...opts },
+  );
+}
+
+export function swapCreationFailed(
+  requestId: string,
+  kind: PayloadByType['SwapCreationFailed']['kind'],
+  opts: Opts = {},
+) {
+  return envelope(
+    'SwapCreationFailed',
+    {
+      requestId,
+      kind,
+      httpStatus: kind === 'partner_error' ? 400 : null,
+      errorKey: null,
+      message: `failed: ${kind}`,
+    },
+    { aggregateKey: `request:${requestId}`, ...opts },
+  );
+}
+
+export function quoteReceived(quoteRef: string, opts: Opts = {}) {
+  return envelope(
+    'QuoteReceived',
+    {
+      quote: {
+        quoteRef,
+        quoteId: `q-${quoteRef}`,
+        tradeMethod: 'fixed',
+        currencyFrom: 'btc',
+        currencyTo: 'eth',
+        amountFrom: '0.015',
+        amountTo: '0.25',
+        providerFees: '0.0005',
+        referralFees: '0.0001',
+        payoutNetworkFees: '0.002',
+        expiry: at(600),
+        defaultSlippage: '0.01',
+        minSlippage: '0',
+        maxSlippage: '0.05',
+        extraFieldsJson: null,
+      },
+    },
+    { aggregateKey: `quote:${quoteRef}`, ...opts },
+  );
+}
+
+export function swapReconciled(swapId: string, basedOnEventId: string, verdict = 'MATCHED', opts: Opts = {}) {
+  return envelope(
+    'SwapReconciled',
+    { verdict, basedOnEventId, checks: [] },
+    { swapId, aggregateKey: swapId, source: 'reconciler', ...opts },
+  );
+}
+
+export type AnyEvent = SwapEvent;
