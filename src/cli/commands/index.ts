@@ -1,5 +1,6 @@
 import type { Command } from '../command.ts';
 import { healthCommand } from './health.ts';
+import { payloadVerifyCommand } from './payload.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
-export const commands: readonly Command[] = [healthCommand];
+export const commands: readonly Command[] = [healthCommand, payloadVerifyCommand];
