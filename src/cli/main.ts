@@ -4,8 +4,7 @@ import { ConfigError } from '../config/config.ts';
 
 function help(io: CliIo): void {
   io.stdout('usage: swap-ledger <command> [options]\n');
-  const width = Math.max(...commands.map((c) => c.usage.length));
-  for (const c of commands) io.stdout(`  ${c.usage.padEnd(width)}  ${c.summary}`);
+  for (const c of commands) io.stdout(`  ${c.usage}\n      ${c.summary}`);
 }
 
 /** Dispatches on the longest matching command path. Exit codes: 0 ok, 1 failure, 2 usage or input error. */

@@ -37,17 +37,28 @@ async function loadWorkingSet(client: pg.ClientBase, events: readonly SwapEvent[
     if (k.quoteRef) quoteRefs.add(k.quoteRef);
   }
   const ids = [...swapIds];
-  const [seen, swapRows, requestRows, quoteRows, queueRows, reconRows] = await Promise.all([
-    client.query<{ event_id: string }>(
-      'select event_id from event_journal where event_id = any($1::uuid[])',
-      [events.map((e) => e.eventId)],
-    ),
-    readRows<typeof swaps.$inferSelect>(client, swaps, 'swapId', ids),
-    readRows<typeof swapRequests.$inferSelect>(client, swapRequests, 'requestId', [...requestIds]),
-    readRows<typeof quotes.$inferSelect>(client, quotes, 'quoteRef', [...quoteRefs]),
-    readRows<typeof reconciliationQueue.$inferSelect>(client, reconciliationQueue, 'swapId', ids),
-    readRows<typeof reconciliations.$inferSelect>(client, reconciliations, 'swapId', ids),
+  // One client runs one query at a time: these go one after another, one round trip each.
+  const seen = await client.query<{ event_id: string }>(
+    'select event_id from event_journal where event_id = any($1::uuid[])',
+    [events.map((e) => e.eventId)],
+  );
+  const swapRows = await readRows<typeof swaps.$inferSelect>(client, swaps, 'swapId', ids);
+  const requestRows = await readRows<typeof swapRequests.$inferSelect>(client, swapRequests, 'requestId', [
+    ...requestIds,
   ]);
+  const quoteRows = await readRows<typeof quotes.$inferSelect>(client, quotes, 'quoteRef', [...quoteRefs]);
+  const queueRows = await readRows<typeof reconciliationQueue.$inferSelect>(
+    client,
+    reconciliationQueue,
+    'swapId',
+    ids,
+  );
+  const reconRows = await readRows<typeof reconciliations.$inferSelect>(
+    client,
+    reconciliations,
+    'swapId',
+    ids,
+  );
   for (const r of seen.rows) ws.seenEventIds.add(r.event_id);
   for (const r of swapRows) ws.swaps.set(r.swapId, r);
   for (const r of requestRows) ws.requests.set(r.requestId, r);

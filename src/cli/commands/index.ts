@@ -1,7 +1,17 @@
 import type { Command } from '../command.ts';
 import { healthCommand } from './health.ts';
 import { payloadVerifyCommand } from './payload.ts';
+import { dbMigrateCommand } from './db.ts';
 import { simCommand } from './sim.ts';
+import { topicsCreateCommand } from './topics.ts';
+import { projectorRunCommand } from './projector.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
-export const commands: readonly Command[] = [healthCommand, payloadVerifyCommand, simCommand];
+export const commands: readonly Command[] = [
+  healthCommand,
+  dbMigrateCommand,
+  topicsCreateCommand,
+  projectorRunCommand,
+  payloadVerifyCommand,
+  simCommand,
+];

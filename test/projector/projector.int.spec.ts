@@ -1,0 +1,272 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import type pg from 'pg';
+import { createPool } from '../../src/db/client.ts';
+import { createLogger } from '../../src/observability/log.ts';
+import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
+import { projectBatch, readCheckpoint } from '../../src/projector/batch.ts';
+import { stateChecksum } from '../../src/projector/checksum.ts';
+import { valueSubject } from '../../src/events/codec.ts';
+import type { SwapEvent } from '../../src/events/types.ts';
+import { lifecycleScenario } from '../../src/testing/scenarios.ts';
+import { statusReported, swapCorrected, swapCreated } from '../../src/testing/events.ts';
+import { migrateProjection } from '../../src/db/migrate.ts';
+import { testStack, uniqueName } from '../support/context.ts';
+import { checksumOf, freshEventLog, spawnProjector, waitForProjection } from '../support/event-log.ts';
+
+describe('projector (real Kafka, registry and Postgres)', () => {
+  const stack = testStack();
+  const logger = createLogger({ level: 'warn', name: 'projector-test' });
+  let log: Awaited<ReturnType<typeof freshEventLog>>;
+  let events: SwapEvent[];
+  let reference: { schema: string; pool: pg.Pool; running: RunningProjector; checksum: string };
+  const pools: pg.Pool[] = [];
+
+  async function projection(label: string) {
+    const schema = uniqueName(label, '_');
+    await migrateProjection(stack.databaseUrl, schema);
+    const pool = createPool(stack.databaseUrl, { searchPath: schema });
+    pools.push(pool);
+    return { schema, pool };
+  }
+
+  beforeAll(async () => {
+    log = await freshEventLog(12);
+    events = lifecycleScenario(300, 7);
+    await log.append(events);
+    const { schema, pool } = await projection('reference');
+    const running = await startProjector(
+      {
+        DATABASE_URL: stack.databaseUrl,
+        KAFKA_BROKERS: stack.kafkaBrokers.split(','),
+        SCHEMA_REGISTRY_URL: stack.registryUrl,
+        EVENTS_TOPIC: log.topic,
+        KAFKA_CLIENT_ID: 'test',
+        PROJECTION_SCHEMA: schema,
+      },
+      logger,
+    );
+    await waitForProjection(pool, log.topic);
+    reference = { schema, pool, running, checksum: (await checksumOf(pool, schema)).checksum };
+  });
+
+  afterAll(async () => {
+    await reference?.running.stop();
+    await log?.close();
+    for (const p of pools) await p.end();
+  });
+
+  it('journals every distinct event once, and ignores redeliveries of an event id', async () => {
+    const distinct = new Set(events.map((e) => e.eventId)).size;
+    expect(distinct).toBeLessThan(events.length); // the scenario does redeliver
+    const r = await reference.pool.query(
+      'select count(*)::int as n, count(distinct event_id)::int as d from event_journal',
+    );
+    expect(r.rows[0]).toEqual({ n: distinct, d: distinct });
+    const outcomes = await reference.pool.query(
+      'select outcome, count(*)::int as n from event_journal group by outcome order by outcome',
+    );
+    // The scenario has every kind: applied changes, no-ops (poll repeating webhook) and rejections (after final).
+    expect(outcomes.rows.map((r: { outcome: string }) => r.outcome)).toEqual(['applied', 'noop', 'rejected']);
+  });
+
+  it('checksums every column: changing one amount changes the checksum', async () => {
+    const client = await reference.pool.connect();
+    try {
+      await client.query('begin');
+      expect((await stateChecksum(client, reference.schema)).checksum).toBe(reference.checksum);
+      const r = await client.query(
+        `update swaps set amount_from = amount_from + 0.000000000000000001
+         where swap_id = (select swap_id from swaps where not final order by swap_id limit 1)`,
+      );
+      expect(r.rowCount).toBe(1);
+      const changed = await stateChecksum(client, reference.schema);
+      expect(changed.checksum).not.toBe(reference.checksum);
+      expect(changed.tables.event_journal).toEqual(
+        (await checksumOf(reference.pool, reference.schema)).tables.event_journal,
+      );
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
+  });
+
+  for (const crashAt of ['mid-batch', 'before-commit'] as const) {
+    it(`SIGKILL ${crashAt}, then a restart: the same state as a clean run`, async () => {
+      const { schema, pool } = await projection(`crash_${crashAt.replace('-', '_')}`);
+      const group = uniqueName(`crash-${crashAt}`);
+      const crashing = spawnProjector({
+        topic: log.topic,
+        schema,
+        group,
+        maxBatch: 40,
+        env: { PROJECTOR_CRASH_AT: crashAt, PROJECTOR_CRASH_AFTER: '4' },
+      });
+      expect(await crashing.exited, crashing.output()).toBeNull(); // killed by the signal
+      const folded = await pool.query(
+        'select coalesce(sum(next_offset), 0)::int as n from projector_checkpoints',
+      );
+      expect(folded.rows[0].n).toBeLessThan(events.length); // it died before the end
+
+      const restarted = spawnProjector({ topic: log.topic, schema, group, maxBatch: 40 });
+      try {
+        await waitForProjection(pool, log.topic);
+        expect((await checksumOf(pool, schema)).checksum).toBe(reference.checksum);
+      } finally {
+        restarted.kill('SIGTERM');
+        expect(await restarted.exited, restarted.output()).toBe(0);
+      }
+    });
+  }
+
+  it('two members share 12 partitions; one is killed mid-run; the survivor finishes with the same state', async () => {
+    const { schema, pool } = await projection('two_members');
+    const group = uniqueName('two-members');
+    const survivor = spawnProjector({ topic: log.topic, schema, group, maxBatch: 25 });
+    const victim = spawnProjector({
+      topic: log.topic,
+      schema,
+      group,
+      maxBatch: 25,
+      env: { PROJECTOR_CRASH_AT: 'mid-batch', PROJECTOR_CRASH_AFTER: '6' },
+    });
+    try {
+      expect(await victim.exited, victim.output()).toBeNull();
+      expect(victim.output()).toMatch(/batch committed/); // it did work before it died
+      await waitForProjection(pool, log.topic);
+      expect((await checksumOf(pool, schema)).checksum).toBe(reference.checksum);
+    } finally {
+      survivor.kill('SIGTERM');
+      await survivor.exited;
+    }
+  });
+
+  it("refuses a stale member's checkpoint write and writes nothing", async () => {
+    const client = await reference.pool.connect();
+    try {
+      const stored = await readCheckpoint(client, log.topic, 0);
+      expect(stored).toBeGreaterThan(0n);
+      const before = await checksumOf(reference.pool, reference.schema);
+      const stale = statusReported('swap-7-0', 'PENDING');
+      const result = await projectBatch(client, log.topic, 0, stored - 1n, [
+        { position: { topic: log.topic, partition: 0, offset: stored - 1n }, event: stale },
+      ]);
+      expect(result).toEqual({ ok: false, storedNextOffset: stored });
+      expect((await checksumOf(reference.pool, reference.schema)).checksum).toBe(before.checksum);
+    } finally {
+      client.release();
+    }
+  });
+
+  describe('final-status rules on the live projection', () => {
+    const swapId = `rules-${Date.now()}`;
+    const created = swapCreated(swapId);
+    const finished = statusReported(swapId, 'FINISHED', { amount: '0.25', payoutTransactionId: 'out' });
+    const later = statusReported(swapId, 'PENDING');
+
+    beforeAll(async () => {
+      await log.append([
+        created,
+        statusReported(swapId, 'PENDING'),
+        statusReported(swapId, 'ON_HOLD'),
+        statusReported(swapId, 'PENDING'),
+        finished,
+        later,
+        created, // a duplicate delivery of the creation
+      ]);
+      await waitForProjection(reference.pool, log.topic);
+    });
+
+    it('applies PENDING → ON_HOLD → PENDING → FINISHED as four changes; the later event is rejected', async () => {
+      const journal = await reference.pool.query(
+        `select event_type, outcome, reason, changes->'status' as status from event_journal
+         where swap_id = $1 order by "offset"`,
+        [swapId],
+      );
+      expect(journal.rows.map((r: { status: unknown; outcome: string }) => [r.outcome, r.status])).toEqual([
+        ['applied', [null, 'CREATED']],
+        ['applied', ['CREATED', 'PENDING']],
+        ['applied', ['PENDING', 'ON_HOLD']],
+        ['applied', ['ON_HOLD', 'PENDING']],
+        ['applied', ['PENDING', 'FINISHED']],
+        ['rejected', null],
+      ]);
+      expect(journal.rows[5].reason).toBe('swap is final (FINISHED); a report of PENDING is not applied');
+      const swap = await reference.pool.query(
+        'select status, final, amount_to, version from swaps where swap_id = $1',
+        [swapId],
+      );
+      expect(swap.rows[0]).toEqual({ status: 'FINISHED', final: true, amount_to: '0.25', version: 5 });
+      const queued = await reference.pool.query(
+        'select queued_by_event_id from reconciliation_queue where swap_id = $1',
+        [swapId],
+      );
+      expect(queued.rows).toEqual([{ queued_by_event_id: finished.eventId }]);
+    });
+
+    it('refuses a direct SQL UPDATE of a final swap, and a forged correction', async () => {
+      await expect(
+        reference.pool.query(`update swaps set amount_to = '1' where swap_id = $1`, [swapId]),
+      ).rejects.toThrow(/is final \(FINISHED\)/);
+      await expect(
+        reference.pool.query(`update swaps set status = 'PENDING' where swap_id = $1`, [swapId]),
+      ).rejects.toThrow(/only through an applied SwapCorrected/);
+      await expect(
+        reference.pool.query(
+          `update swaps set amount_to = '1', last_correction_event_id = $2 where swap_id = $1`,
+          [swapId, later.eventId],
+        ),
+      ).rejects.toThrow(/is final/);
+      await expect(reference.pool.query(`delete from swaps where swap_id = $1`, [swapId])).rejects.toThrow(
+        /cannot be deleted/,
+      );
+      // Filling a value still unknown is allowed (the confirming poll does it through the fold).
+      const fill = await reference.pool.query(`select provider_fees from swaps where swap_id = $1`, [swapId]);
+      expect(fill.rows[0].provider_fees).toBeNull();
+    });
+
+    it('lets an applied SwapCorrected amend the final swap, through the database', async () => {
+      const fix = swapCorrected(swapId, { amount: '0.26', operator: 'alice', reason: 'statement 7' });
+      await log.append([fix]);
+      await waitForProjection(reference.pool, log.topic);
+      const swap = await reference.pool.query(
+        'select amount_to, corrected, last_correction_event_id from swaps where swap_id = $1',
+        [swapId],
+      );
+      expect(swap.rows[0]).toEqual({
+        amount_to: '0.26',
+        corrected: true,
+        last_correction_event_id: fix.eventId,
+      });
+      const j = await reference.pool.query(
+        'select outcome, reason, changes from event_journal where event_id = $1',
+        [fix.eventId],
+      );
+      expect(j.rows[0]).toEqual({
+        outcome: 'applied',
+        reason: 'corrected by alice: statement 7',
+        changes: { amountTo: ['0.25', '0.26'] },
+      });
+    });
+  });
+
+  it('has the registry refuse an incompatible change of the event schema', async () => {
+    const registry = new SchemaRegistry({ host: stack.registryUrl });
+    const incompatible = structuredClone(log.codec.schema) as { fields: Record<string, unknown>[] };
+    incompatible.fields.push({ name: 'mandatoryWithoutDefault', type: 'string' });
+    await expect(
+      registry.register(
+        { type: SchemaType.AVRO, schema: JSON.stringify(incompatible) },
+        { subject: valueSubject(log.topic) },
+      ),
+    ).rejects.toThrow(/Incompatible|409/i);
+    // A compatible evolution (a new field with a default) is accepted.
+    const compatible = structuredClone(log.codec.schema) as { fields: Record<string, unknown>[] };
+    compatible.fields.push({ name: 'traceId', type: ['null', 'string'], default: null });
+    const { id } = await registry.register(
+      { type: SchemaType.AVRO, schema: JSON.stringify(compatible) },
+      { subject: valueSubject(log.topic) },
+    );
+    expect(id).toBeGreaterThan(0);
+  });
+});
