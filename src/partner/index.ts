@@ -8,6 +8,7 @@ export {
   type PartnerClientOptions,
   type SwapCallOptions,
 } from './client.ts';
+export { parsePartnerClientConfig, PartnerConfigError, type PartnerClientConfig } from './config.ts';
 export {
   AmountLimitError,
   CurrencyNotFoundError,

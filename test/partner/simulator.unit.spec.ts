@@ -186,6 +186,19 @@ describe('payload faults', () => {
     expect(sim.swap(faulty.swap.swapId)!.faults).toEqual([fault]);
   });
 
+  it('applies faults to the next swaps, and call faults to one swap only', async () => {
+    const { sim, client } = await start();
+    sim.injectSwapFaults(['wrong-currency-to'], { nextSwaps: 2 });
+    const a = await client.createFloatSwap(floatRequest());
+    const b = await client.createFloatSwap(floatRequest());
+    const c = await client.createFloatSwap(floatRequest());
+    expect([a, b, c].map((x) => x.payload.decoded?.currency_to)).toEqual(['BTC', 'BTC', 'ETH']);
+    sim.injectFault('status', { kind: 'server-error' }, { swapId: b.swap.swapId });
+    expect((await client.status(a.swap.swapId)).status).toBe('PENDING');
+    await expect(client.status(b.swap.swapId)).rejects.toMatchObject({ httpStatus: 500 });
+    expect((await client.status(b.swap.swapId)).status).toBe('PENDING'); // used up
+  });
+
   it('refuses a payload fault on a swap that already exists', async () => {
     const { sim, client } = await start();
     const created = await client.createFloatSwap(floatRequest());
@@ -263,6 +276,16 @@ describe('status progression', () => {
     expect(seen[0]!.payinTransactionId).toBeDefined(); // in progress: the deposit is seen
     expect(seen[0]!.amount).toBeUndefined();
     expect(seen[1]!.amount).toBeDefined();
+  });
+
+  it('steps a swap along its script on demand', async () => {
+    const { sim, client } = await start({ progression: { script: ['PENDING', 'ON_HOLD', 'EXPIRED'] } });
+    const created = await client.createFloatSwap(floatRequest());
+    expect(sim.step(created.swap.swapId).status).toBe('ON_HOLD');
+    expect(sim.step(created.swap.swapId)).toMatchObject({ status: 'EXPIRED', final: true });
+    expect(sim.step(created.swap.swapId).history).toHaveLength(3); // no step past a final status
+    const s = await client.status(created.swap.swapId);
+    expect([s.status, s.amount, s.payoutTransactionId]).toEqual(['EXPIRED', '0', undefined]);
   });
 
   it('picks reproducible random paths from a seed', async () => {

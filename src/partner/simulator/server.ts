@@ -231,6 +231,8 @@ export interface PartnerSimulator {
     fields?: StatusOverrides,
     options?: { readonly notify?: boolean },
   ): SimSwapView;
+  /** Moves a swap one step along its script (no-op once final or at the end); pushes a webhook on change. */
+  step(swapId: string): SimSwapView;
   swaps(): SimSwapView[];
   swap(swapId: string): SimSwapView | undefined;
   calls(operation?: PartnerOperation): SimCall[];
@@ -450,6 +452,12 @@ class Simulator implements PartnerSimulator {
     const swap = this.mustSwap(swapId);
     this.setStatus(swap, status, fields);
     if (options.notify ?? true) this.autoPush(swap);
+    return this.view(swap);
+  }
+
+  step(swapId: string): SimSwapView {
+    const swap = this.mustSwap(swapId);
+    if (this.stepForward(swap)) this.autoPush(swap);
     return this.view(swap);
   }
 
