@@ -496,6 +496,12 @@ describe('other answers', () => {
     expect(e).toBeInstanceOf(PartnerHttpError);
     expect((e as PartnerHttpError).status).toBe(401);
     expect((e as PartnerHttpError).serverError?.code).toBe(401);
+    // a refused call does not use up an injected fault
+    sim.injectFault('quote', { kind: 'error-key', messageKey: 'SWAP_PAIR_NOT_FOUND_ERROR' });
+    await caught(makeClient({ headers: {} }).quote({ from: 'btc', to: 'eth', amount: '0.1' }));
+    expect(await caught(client.quote({ from: 'btc', to: 'eth', amount: '0.1' }))).toBeInstanceOf(
+      PairNotFoundError,
+    );
   });
 
   it('keeps status and a truncated body of any other status', async () => {

@@ -532,7 +532,11 @@ class Simulator implements PartnerSimulator {
       });
     }
     const query = Object.fromEntries(url.searchParams);
-    const fault = this.takeFault(operation, query.swapId);
+    // Auth first, so a refused call does not use up an injected fault.
+    const unauthorized = Object.entries(this.options.requiredHeaders ?? {}).some(
+      ([name, value]) => req.headers[name.toLowerCase()] !== value,
+    );
+    const fault = unauthorized ? undefined : this.takeFault(operation, query.swapId);
     const call: SimCall = {
       operation,
       method,
@@ -543,7 +547,15 @@ class Simulator implements PartnerSimulator {
       ...(fault ? { fault } : {}),
     };
     this.callLog.push(call);
-    const reply = await this.answer(operation, query, body, req, fault);
+    let reply: Reply | 'dropped';
+    try {
+      reply = unauthorized
+        ? { status: 401, body: { code: 401, message: 'unauthorized' } }
+        : await this.answer(operation, query, body, fault);
+    } catch (e) {
+      // A misconfigured fault must answer, not crash the process that hosts the simulator.
+      reply = { status: 500, body: { code: 500, message: `simulator: ${(e as Error).message}` } };
+    }
     if (reply === 'dropped') {
       req.socket.destroy();
       this.options.log?.(`${method} ${url.pathname} -> dropped`);
@@ -560,14 +572,8 @@ class Simulator implements PartnerSimulator {
     operation: PartnerOperation,
     query: Record<string, string>,
     body: unknown,
-    req: IncomingMessage,
     fault: CallFault | undefined,
   ): Promise<Reply | 'dropped'> {
-    const required = this.options.requiredHeaders ?? {};
-    for (const [name, value] of Object.entries(required)) {
-      if (req.headers[name.toLowerCase()] !== value)
-        return { status: 401, body: { code: 401, message: 'unauthorized' } };
-    }
     if (fault) {
       const early = this.faultReply(fault, operation);
       if (early) return early;
