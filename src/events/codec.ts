@@ -1,4 +1,5 @@
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import avro from 'avsc';
 import { envelopeSchema, PAYLOAD_NAMESPACE } from './catalog.ts';
 import { EVENT_TYPES, type EventType, type SwapEvent } from './types.ts';
 import { UUID_PATTERN } from './ids.ts';
@@ -20,6 +21,10 @@ export class EventCodec {
   private schemaId: number | undefined;
   readonly schema = envelopeSchema();
   readonly registry: SchemaRegistry;
+  /** The current envelope, the reader of every event whatever schema version wrote it. */
+  private readonly readerType = avro.Type.forSchema(this.schema as avro.Schema);
+  /** Per writer schema id: how to read it as the current envelope (built once, not per message). */
+  private readonly resolvers = new Map<number, avro.Resolver | 'same'>();
 
   constructor(
     readonly registryUrl: string,
@@ -55,15 +60,30 @@ export class EventCodec {
     });
   }
 
-  /** Decodes with the current envelope as reader schema, so older events gain new fields' defaults. */
+  /**
+   * Decodes with the current envelope as reader schema, so older events gain new fields' defaults.
+   * The wire format is Confluent's: magic byte 0, 4-byte schema id, Avro body.
+   */
   async decode(buffer: Buffer): Promise<SwapEvent> {
+    if (buffer.length < 5 || buffer[0] !== 0)
+      throw new EventDecodeError('not in the schema registry wire format');
+    const schemaId = buffer.readUInt32BE(1);
     let raw: Record<string, unknown>;
     try {
-      raw = (await this.registry.decode(buffer, {
-        [SchemaType.AVRO]: { readerSchema: this.schema as never },
-      })) as Record<string, unknown>;
+      let resolver = this.resolvers.get(schemaId);
+      if (!resolver) {
+        const writer = (await this.registry.getSchema(schemaId)) as unknown as avro.Type;
+        resolver = writer.equals(this.readerType) ? 'same' : this.readerType.createResolver(writer);
+        this.resolvers.set(schemaId, resolver);
+      }
+      const body = buffer.subarray(5);
+      raw = (
+        resolver === 'same' ? this.readerType.fromBuffer(body) : this.readerType.fromBuffer(body, resolver)
+      ) as Record<string, unknown>;
     } catch (e) {
-      throw new EventDecodeError(`not a decodable swap event: ${(e as Error).message}`);
+      throw new EventDecodeError(
+        `not a decodable swap event (schema id ${schemaId}): ${(e as Error).message}`,
+      );
     }
     const wrapped = raw.payload as Record<string, unknown> | null;
     const [branch, payload] = Object.entries(wrapped ?? {})[0] ?? [];
