@@ -68,14 +68,23 @@ export class EventCodec {
     if (buffer.length < 5 || buffer[0] !== 0)
       throw new EventDecodeError('not in the schema registry wire format');
     const schemaId = buffer.readUInt32BE(1);
+    let resolver = this.resolvers.get(schemaId);
+    if (!resolver) {
+      let writer: avro.Type;
+      try {
+        writer = (await this.registry.getSchema(schemaId)) as unknown as avro.Type;
+      } catch (e) {
+        // An id the registry does not know is the message's fault; a registry that does not answer is not.
+        if ((e as { status?: number }).status === 404) {
+          throw new EventDecodeError(`schema id ${schemaId} is unknown to the registry`);
+        }
+        throw e;
+      }
+      resolver = writer.equals(this.readerType) ? 'same' : this.readerType.createResolver(writer);
+      this.resolvers.set(schemaId, resolver);
+    }
     let raw: Record<string, unknown>;
     try {
-      let resolver = this.resolvers.get(schemaId);
-      if (!resolver) {
-        const writer = (await this.registry.getSchema(schemaId)) as unknown as avro.Type;
-        resolver = writer.equals(this.readerType) ? 'same' : this.readerType.createResolver(writer);
-        this.resolvers.set(schemaId, resolver);
-      }
       const body = buffer.subarray(5);
       raw = (
         resolver === 'same' ? this.readerType.fromBuffer(body) : this.readerType.fromBuffer(body, resolver)
@@ -85,6 +94,30 @@ export class EventCodec {
         `not a decodable swap event (schema id ${schemaId}): ${(e as Error).message}`,
       );
     }
+    return this.checked(raw);
+  }
+
+  /**
+   * Reads an event written as JSON (an operator's repaired event), held to the same schema and rules
+   * as one read from Kafka.
+   */
+  parseEventJson(json: string): SwapEvent {
+    let obj: Record<string, unknown>;
+    try {
+      obj = JSON.parse(json) as Record<string, unknown>;
+    } catch (e) {
+      throw new EventDecodeError(`not JSON: ${(e as Error).message}`);
+    }
+    if (!obj || typeof obj !== 'object') throw new EventDecodeError('not a JSON object');
+    const wrapped = { ...obj, payload: { [`${PAYLOAD_NAMESPACE}.${String(obj.eventType)}`]: obj.payload } };
+    const problems: string[] = [];
+    this.readerType.isValid(wrapped, { errorHook: (path) => problems.push(path.join('.') || '(root)') });
+    if (problems.length > 0)
+      throw new EventDecodeError(`does not fit the event schema at ${problems.join(', ')}`);
+    return this.checked(wrapped);
+  }
+
+  private checked(raw: Record<string, unknown>): SwapEvent {
     const wrapped = raw.payload as Record<string, unknown> | null;
     const [branch, payload] = Object.entries(wrapped ?? {})[0] ?? [];
     const type = branch?.slice(PAYLOAD_NAMESPACE.length + 1) as EventType | undefined;

@@ -142,6 +142,19 @@ export interface SwapCorrected {
   payoutNetworkFees: string | null;
 }
 
+export interface DeadLetterRetried {
+  deadLetterId: string;
+  operator: string;
+  reason: string | null;
+  replacementEventJson: string | null;
+}
+
+export interface DeadLetterDiscarded {
+  deadLetterId: string;
+  operator: string;
+  reason: string;
+}
+
 export interface PayloadByType {
   QuoteReceived: QuoteReceived;
   QuoteRejected: QuoteRejected;
@@ -151,6 +164,8 @@ export interface PayloadByType {
   StatusReported: StatusReported;
   SwapReconciled: SwapReconciled;
   SwapCorrected: SwapCorrected;
+  DeadLetterRetried: DeadLetterRetried;
+  DeadLetterDiscarded: DeadLetterDiscarded;
 }
 
 export type EventType = keyof PayloadByType;
@@ -163,6 +178,8 @@ export const EVENT_TYPES = [
   'StatusReported',
   'SwapReconciled',
   'SwapCorrected',
+  'DeadLetterRetried',
+  'DeadLetterDiscarded',
 ] as const satisfies readonly EventType[];
 
 interface EnvelopeOf<T extends EventType> {

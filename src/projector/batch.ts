@@ -2,16 +2,25 @@ import type pg from 'pg';
 import { projection } from '../db/client.ts';
 import { deleteRows, readRows, writeRows } from '../db/bulk.ts';
 import type { SwapEvent } from '../events/types.ts';
-import { foldEvent, rowKeys } from './fold.ts';
-import { WorkingSet, type JournalRow, type Position } from './state.ts';
+import { eventFromJournal, foldEvent, foldUndecodable, rowKeys } from './fold.ts';
+import { WorkingSet, type JournalRow, type Position, type UndecodableMessage } from './state.ts';
 
 export interface PositionedEvent {
   position: Position;
   event: SwapEvent;
 }
 
+/** A message of the batch: a decoded event, or one that could not be decoded (a dead letter). */
+export type BatchItem = PositionedEvent | { position: Position; undecodable: UndecodableMessage };
+
+/** Decodes a dead letter's bytes again (a retry after a fix), or validates an operator's repaired event. */
+export interface RetryDecoder {
+  decode(bytes: Buffer): Promise<SwapEvent>;
+  parseReplacement(json: string): SwapEvent;
+}
+
 export type BatchResult =
-  | { ok: true; journal: JournalRow[]; duplicates: number; nextOffset: bigint }
+  | { ok: true; journal: JournalRow[]; duplicates: number; nextOffset: bigint; deadLetters: string[] }
   /** The checkpoint was not where this member expected: another member moved it. Nothing was written. */
   | { ok: false; storedNextOffset: bigint };
 
@@ -23,14 +32,91 @@ const {
   reconciliations,
   eventJournal,
   projectorCheckpoints,
+  deadLetters,
 } = projection;
 
-async function loadWorkingSet(client: pg.ClientBase, events: readonly SwapEvent[]): Promise<WorkingSet> {
+/**
+ * Loads every row the batch may read: the rows its events name, open dead letters of its keys, and for a
+ * dead letter being resolved, its row, what its retry brings and the events held behind it (decoding is
+ * I/O, so it happens here, before the pure fold).
+ */
+async function loadWorkingSet(
+  client: pg.ClientBase,
+  items: readonly BatchItem[],
+  retry: RetryDecoder | undefined,
+): Promise<WorkingSet> {
   const ws = new WorkingSet();
+  const events = items.flatMap((i) => ('event' in i ? [i.event] : []));
+  const keys = new Set(items.map((i) => ('event' in i ? i.event.aggregateKey : i.undecodable.key)));
+
+  // Dead letters: open ones of the batch's keys, and the ones resolved by this batch.
+  const resolving = events.flatMap((e) =>
+    e.eventType === 'DeadLetterRetried' || e.eventType === 'DeadLetterDiscarded' ? [e] : [],
+  );
+  const dlRows = await client.query<{ dead_letter_id: string }>(
+    `select dead_letter_id from dead_letters where (status = 'open' and aggregate_key = any($1::text[]))
+     or dead_letter_id = any($2::text[])`,
+    [[...keys], resolving.map((e) => e.payload.deadLetterId)],
+  );
+  for (const r of await readRows<typeof deadLetters.$inferSelect>(
+    client,
+    deadLetters,
+    'deadLetterId',
+    dlRows.rows.map((r) => r.dead_letter_id),
+  )) {
+    ws.deadLetters.set(r.deadLetterId, { ...r, offset: BigInt(r.offset) });
+  }
+
+  const touched: SwapEvent[] = [...events];
+  for (const e of resolving) {
+    const dl = ws.deadLetters.get(e.payload.deadLetterId);
+    if (!dl || dl.status !== 'open') continue;
+    if (e.eventType === 'DeadLetterRetried') {
+      if (!retry) throw new Error('a dead letter retry needs a decoder');
+      try {
+        const replacement = e.payload.replacementEventJson;
+        const event = replacement
+          ? retry.parseReplacement(replacement)
+          : await retry.decode(Buffer.from(dl.valueBase64, 'base64'));
+        if (event.aggregateKey !== dl.aggregateKey) {
+          throw new Error(
+            `the event's key ${event.aggregateKey} is not the dead letter's key ${dl.aggregateKey}`,
+          );
+        }
+        ws.retryInputs.set(dl.deadLetterId, { event });
+        touched.push(event);
+      } catch (err) {
+        ws.retryInputs.set(dl.deadLetterId, { error: (err as Error).message });
+      }
+    }
+    const held = await client.query(
+      `select * from event_journal where aggregate_key = $1 and outcome = 'parked' order by topic, partition, "offset"`,
+      [dl.aggregateKey],
+    );
+    const parked = held.rows.map((row: Record<string, unknown>) =>
+      eventFromJournal({
+        eventId: row.event_id,
+        topic: row.topic,
+        partition: row.partition,
+        offset: row.offset,
+        eventType: row.event_type,
+        swapId: row.swap_id,
+        aggregateKey: row.aggregate_key,
+        providerId: row.provider_id,
+        source: row.source,
+        occurredAt: row.occurred_at,
+        recordedAt: row.recorded_at,
+        payload: row.payload,
+      } as JournalRow),
+    );
+    ws.parked.set(dl.aggregateKey, parked);
+    touched.push(...parked.map((p) => p.event));
+  }
+
   const swapIds = new Set<string>();
   const requestIds = new Set<string>();
   const quoteRefs = new Set<string>();
-  for (const e of events) {
+  for (const e of touched) {
     const k = rowKeys(e);
     if (k.swapId) swapIds.add(k.swapId);
     if (k.requestId) requestIds.add(k.requestId);
@@ -40,7 +126,7 @@ async function loadWorkingSet(client: pg.ClientBase, events: readonly SwapEvent[
   // One client runs one query at a time: these go one after another, one round trip each.
   const seen = await client.query<{ event_id: string }>(
     'select event_id from event_journal where event_id = any($1::uuid[])',
-    [events.map((e) => e.eventId)],
+    [touched.map((e) => e.eventId)],
   );
   const swapRows = await readRows<typeof swaps.$inferSelect>(client, swaps, 'swapId', ids);
   const requestRows = await readRows<typeof swapRequests.$inferSelect>(client, swapRequests, 'requestId', [
@@ -86,8 +172,12 @@ export async function writeFold(
   journal: readonly JournalRow[],
   midBatch?: () => void | Promise<void>,
 ): Promise<void> {
-  await writeRows(client, eventJournal, journal, 'error');
+  await writeRows(client, eventJournal, [...journal, ...ws.extraJournal], 'error');
   await midBatch?.();
+  await writeRows(client, eventJournal, ws.journalUpdates, { update: ['eventId'] });
+  await writeRows(client, deadLetters, dirtyRows(ws.deadLetters, ws.dirty.deadLetters).upsert, {
+    update: ['deadLetterId'],
+  });
   const s = dirtyRows(ws.swaps, ws.dirty.swaps);
   await writeRows(client, swaps, s.upsert, { update: ['swapId'] });
   await writeRows(client, swapRequests, dirtyRows(ws.requests, ws.dirty.requests).upsert, {
@@ -111,10 +201,11 @@ export async function projectBatch(
   topic: string,
   partition: number,
   expectedNextOffset: bigint,
-  events: readonly PositionedEvent[],
+  items: readonly BatchItem[],
   hooks: { beforeCommit?: () => void | Promise<void>; midBatch?: () => void | Promise<void> } = {},
+  retry?: RetryDecoder,
 ): Promise<BatchResult> {
-  const last = events.at(-1);
+  const last = items.at(-1);
   if (!last) throw new Error('projectBatch needs at least one event');
   const nextOffset = last.position.offset + 1n;
   await client.query('begin');
@@ -127,21 +218,22 @@ export async function projectBatch(
       await client.query('rollback');
       return { ok: false, storedNextOffset: await readCheckpoint(client, topic, partition) };
     }
-    const ws = await loadWorkingSet(
-      client,
-      events.map((e) => e.event),
-    );
+    const ws = await loadWorkingSet(client, items, retry);
     const journal: JournalRow[] = [];
     let duplicates = 0;
-    for (const { event, position } of events) {
-      const row = foldEvent(ws, event, position);
+    for (const item of items) {
+      if ('undecodable' in item) {
+        foldUndecodable(ws, item.undecodable);
+        continue;
+      }
+      const row = foldEvent(ws, item.event, item.position);
       if (row) journal.push(row);
       else duplicates++;
     }
     await writeFold(client, ws, journal, hooks.midBatch);
     await hooks.beforeCommit?.();
     await client.query('commit');
-    return { ok: true, journal, duplicates, nextOffset };
+    return { ok: true, journal, duplicates, nextOffset, deadLetters: [...ws.dirty.deadLetters] };
   } catch (e) {
     await client.query('rollback').catch(() => {});
     throw e;

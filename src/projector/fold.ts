@@ -1,6 +1,15 @@
 import { Decimal, isDecimalText } from '../money/decimal.ts';
 import type { EventType, PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
-import type { Changes, JournalOutcome, JournalRow, Position, SwapRow, WorkingSet } from './state.ts';
+import type {
+  Changes,
+  DeadLetterRow,
+  JournalOutcome,
+  JournalRow,
+  Position,
+  SwapRow,
+  UndecodableMessage,
+  WorkingSet,
+} from './state.ts';
 
 /**
  * The fold: a pure function of the event and the state before it. No clock, no randomness, no
@@ -332,6 +341,102 @@ function foldQuote(
   return applied({ outcome: [null, event.eventType === 'QuoteReceived' ? 'received' : 'rejected'] });
 }
 
+export function deadLetterId(position: Position): string {
+  return `${position.topic}:${position.partition}:${position.offset}`;
+}
+
+/** Records an undecodable message as an open dead letter; its key is parked from here on. */
+export function foldUndecodable(ws: WorkingSet, m: UndecodableMessage): void {
+  const id = deadLetterId(m.position);
+  if (ws.deadLetters.get(id)) return; // read again after a crash: already recorded
+  ws.deadLetters.set(id, {
+    deadLetterId: id,
+    topic: m.position.topic,
+    partition: m.position.partition,
+    offset: m.position.offset,
+    aggregateKey: m.key,
+    reason: m.reason,
+    valueBase64: m.valueBase64,
+    failedAt: m.timestamp,
+    status: 'open',
+    resolvedByEventId: null,
+    resolvedBy: null,
+    resolution: null,
+  });
+  ws.dirty.deadLetters.add(id);
+}
+
+/** The open dead letter of this key that an event at `position` must wait behind, if any. */
+function blockingDeadLetter(ws: WorkingSet, key: string, position: Position): DeadLetterRow | undefined {
+  let first: DeadLetterRow | undefined;
+  for (const dl of ws.deadLetters.values()) {
+    if (
+      dl &&
+      dl.status === 'open' &&
+      dl.aggregateKey === key &&
+      dl.partition === position.partition &&
+      dl.offset < position.offset
+    ) {
+      if (!first || dl.offset < first.offset) first = dl;
+    }
+  }
+  return first;
+}
+
+/** Re-folds the events held behind a resolved dead letter, in order, up to the next open one. */
+function releaseParked(ws: WorkingSet, key: string): number {
+  const held = (ws.parked.get(key) ?? []).sort((a, b) => (a.position.offset < b.position.offset ? -1 : 1));
+  let released = 0;
+  while (held.length > 0 && !blockingDeadLetter(ws, key, held[0]!.position)) {
+    const { event, position } = held.shift()!;
+    ws.journalUpdates.push(journalRow(event, position, dispatch(ws, event, position)));
+    released++;
+  }
+  return released;
+}
+
+function resolveDeadLetter(
+  ws: WorkingSet,
+  event: SwapEventOf<'DeadLetterRetried'> | SwapEventOf<'DeadLetterDiscarded'>,
+): Verdict {
+  const p = event.payload;
+  const dl = ws.deadLetters.get(p.deadLetterId);
+  if (!dl) return rejected(`unknown dead letter ${p.deadLetterId}`);
+  if (dl.status !== 'open') return rejected(`dead letter ${p.deadLetterId} is already ${dl.status}`);
+  const retried = event.eventType === 'DeadLetterRetried';
+  if (retried) {
+    const input = ws.retryInputs.get(p.deadLetterId);
+    if (!input) throw new Error(`retry of ${p.deadLetterId} was not prepared before the fold`);
+    if ('error' in input)
+      return rejected(`dead letter ${p.deadLetterId} still cannot be applied: ${input.error}`);
+    ws.deadLetters.set(dl.deadLetterId, {
+      ...dl,
+      status: 'retried',
+      resolvedByEventId: event.eventId,
+      resolvedBy: p.operator,
+      resolution: p.reason ?? 'retried',
+    });
+    const position = { topic: dl.topic, partition: dl.partition, offset: dl.offset };
+    const row = foldEvent(ws, input.event, position);
+    if (row) ws.extraJournal.push(row);
+  } else {
+    ws.deadLetters.set(dl.deadLetterId, {
+      ...dl,
+      status: 'discarded',
+      resolvedByEventId: event.eventId,
+      resolvedBy: p.operator,
+      resolution: p.reason,
+    });
+  }
+  ws.dirty.deadLetters.add(dl.deadLetterId);
+  const released = releaseParked(ws, dl.aggregateKey);
+  const status = retried ? 'retried' : 'discarded';
+  return applied(
+    { deadLetter: ['open', status], released: [0, released] },
+    `dead letter ${dl.deadLetterId} ${status} by ${p.operator}${p.reason ? `: ${p.reason}` : ''}`,
+  );
+}
+
 const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => Verdict } = {
   QuoteReceived: foldQuote,
   QuoteRejected: foldQuote,
@@ -341,17 +446,26 @@ const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => Verdict 
   StatusReported: foldStatusReported,
   SwapReconciled: foldSwapReconciled,
   SwapCorrected: foldSwapCorrected,
+  DeadLetterRetried: resolveDeadLetter,
+  DeadLetterDiscarded: resolveDeadLetter,
 };
 
-/**
- * Folds one event into the working set and returns its journal row, or undefined for an event id
- * already seen (a redelivery or a resend: ignored, not journaled twice).
- */
-export function foldEvent(ws: WorkingSet, event: SwapEvent, position: Position): JournalRow | undefined {
-  if (ws.seenEventIds.has(event.eventId)) return undefined;
-  ws.seenEventIds.add(event.eventId);
+function dispatch(ws: WorkingSet, event: SwapEvent, position: Position): Verdict {
+  const blocking =
+    event.eventType === 'DeadLetterRetried' || event.eventType === 'DeadLetterDiscarded'
+      ? undefined
+      : blockingDeadLetter(ws, event.aggregateKey, position);
+  if (blocking) {
+    const held = ws.parked.get(event.aggregateKey) ?? [];
+    held.push({ event, position });
+    ws.parked.set(event.aggregateKey, held);
+    return { outcome: 'parked', reason: `held behind dead letter ${blocking.deadLetterId}` };
+  }
   const fold = folds[event.eventType] as (ws: WorkingSet, e: SwapEvent) => Verdict;
-  const verdict = fold(ws, event);
+  return fold(ws, event);
+}
+
+function journalRow(event: SwapEvent, position: Position, verdict: Verdict): JournalRow {
   return {
     eventId: event.eventId,
     topic: position.topic,
@@ -371,6 +485,35 @@ export function foldEvent(ws: WorkingSet, event: SwapEvent, position: Position):
   };
 }
 
+/**
+ * Folds one event into the working set and returns its journal row, or undefined for an event id
+ * already seen (a redelivery or a resend: ignored, not journaled twice). An event whose key waits
+ * behind an open dead letter is journaled as parked and held.
+ */
+export function foldEvent(ws: WorkingSet, event: SwapEvent, position: Position): JournalRow | undefined {
+  if (ws.seenEventIds.has(event.eventId)) return undefined;
+  ws.seenEventIds.add(event.eventId);
+  return journalRow(event, position, dispatch(ws, event, position));
+}
+
+/** Rebuilds the event a journal row recorded (held events are released from their journal rows). */
+export function eventFromJournal(row: JournalRow): { event: SwapEvent; position: Position } {
+  return {
+    event: {
+      eventId: row.eventId,
+      eventType: row.eventType,
+      swapId: row.swapId,
+      aggregateKey: row.aggregateKey,
+      providerId: row.providerId,
+      source: row.source,
+      occurredAt: row.occurredAt,
+      recordedAt: row.recordedAt,
+      payload: row.payload,
+    } as SwapEvent,
+    position: { topic: row.topic, partition: row.partition, offset: BigInt(row.offset) },
+  };
+}
+
 /** The keys of the rows an event may read or write, so a batch loads them all in one query each. */
 export function rowKeys(event: SwapEvent): { swapId?: string; requestId?: string; quoteRef?: string } {
   switch (event.eventType) {
@@ -381,6 +524,9 @@ export function rowKeys(event: SwapEvent): { swapId?: string; requestId?: string
     case 'SwapRequested':
     case 'SwapCreationFailed':
       return { requestId: event.payload.requestId };
+    case 'DeadLetterRetried':
+    case 'DeadLetterDiscarded':
+      return {};
     default:
       return event.swapId ? { swapId: event.swapId } : {};
   }

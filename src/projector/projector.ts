@@ -1,8 +1,10 @@
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
 import type pg from 'pg';
-import type { EventCodec } from '../events/codec.ts';
+import { EventDecodeError, type EventCodec } from '../events/codec.ts';
 import type { Logger } from '../observability/log.ts';
-import { projectBatch, readCheckpoint, type PositionedEvent } from './batch.ts';
+import { projectBatch, readCheckpoint, type BatchItem, type RetryDecoder } from './batch.ts';
+import { deadLetterId } from './fold.ts';
+import type { Position } from './state.ts';
 
 export interface ProjectorOptions {
   kafka: Kafka;
@@ -10,6 +12,8 @@ export interface ProjectorOptions {
   /** A pool whose search_path is the projection schema to fold into. */
   pool: pg.Pool;
   topic: string;
+  /** Where undecodable messages are copied, with the reason and their origin in headers. */
+  deadLetterTopic: string;
   groupId: string;
   logger: Logger;
   /** Most events folded in one transaction (memory stays bounded whatever the backlog). */
@@ -28,6 +32,7 @@ export interface ProjectorOptions {
  */
 export class Projector {
   private consumer: Consumer | undefined;
+  private producer: Producer | undefined;
   private readonly maxBatch: number;
 
   constructor(private readonly options: ProjectorOptions) {
@@ -45,6 +50,8 @@ export class Projector {
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 2000 },
     });
     this.consumer = consumer;
+    this.producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await this.producer.connect();
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
@@ -57,7 +64,63 @@ export class Projector {
 
   async stop(): Promise<void> {
     await this.consumer?.disconnect();
+    await this.producer?.disconnect();
     this.consumer = undefined;
+    this.producer = undefined;
+  }
+
+  private retryDecoder(): RetryDecoder {
+    const codec = this.options.codec;
+    return { decode: (bytes) => codec.decode(bytes), parseReplacement: (json) => codec.parseEventJson(json) };
+  }
+
+  /** Decodes a message; one that can never be decoded becomes a dead letter instead of stopping the fold. */
+  private async toItem(m: KafkaMessage, position: Position): Promise<BatchItem> {
+    try {
+      if (!m.value) throw new EventDecodeError('the message has no value');
+      return { position, event: await this.options.codec.decode(m.value) };
+    } catch (e) {
+      if (!(e instanceof EventDecodeError)) throw e; // e.g. the registry does not answer: retry the batch
+      return {
+        position,
+        undecodable: {
+          position,
+          key: m.key?.toString('utf8') ?? '',
+          reason: e.message,
+          valueBase64: m.value?.toString('base64') ?? '',
+          timestamp: new Date(Number(m.timestamp)).toISOString(),
+        },
+      };
+    }
+  }
+
+  /** Copies dead letters to the dead-letter topic before the batch commits (at least once; the id dedups). */
+  private async publishDeadLetters(items: BatchItem[], messages: KafkaMessage[]): Promise<void> {
+    const dead = items.flatMap((item, i) =>
+      'undecodable' in item ? [{ item: item.undecodable, m: messages[i]! }] : [],
+    );
+    if (dead.length === 0) return;
+    await this.producer!.send({
+      topic: this.options.deadLetterTopic,
+      acks: -1,
+      messages: dead.map(({ item, m }) => ({
+        key: m.key,
+        value: m.value,
+        headers: {
+          'dead-letter-id': deadLetterId(item.position),
+          'dead-letter-reason': item.reason,
+          'original-topic': item.position.topic,
+          'original-partition': String(item.position.partition),
+          'original-offset': item.position.offset.toString(),
+        },
+      })),
+    });
+    for (const { item } of dead) {
+      this.options.logger.error(
+        { deadLetterId: deadLetterId(item.position), key: item.key, reason: item.reason },
+        'message dead-lettered; its key is parked',
+      );
+    }
   }
 
   private async onBatch({
@@ -87,14 +150,19 @@ export class Projector {
       }
       for (let i = 0; i < messages.length && isRunning() && !isStale(); i += this.maxBatch) {
         const chunk = messages.slice(i, i + this.maxBatch);
-        const events: PositionedEvent[] = [];
-        for (const m of chunk) {
-          events.push({
-            position: { topic, partition, offset: BigInt(m.offset) },
-            event: await this.options.codec.decode(m.value!),
-          });
-        }
-        const result = await projectBatch(client, topic, partition, next, events, this.options.hooks);
+        const items: BatchItem[] = [];
+        for (const m of chunk)
+          items.push(await this.toItem(m, { topic, partition, offset: BigInt(m.offset) }));
+        await this.publishDeadLetters(items, chunk);
+        const result = await projectBatch(
+          client,
+          topic,
+          partition,
+          next,
+          items,
+          this.options.hooks,
+          this.retryDecoder(),
+        );
         if (!result.ok) {
           log.warn(
             { partition, expected: next.toString(), stored: result.storedNextOffset.toString() },

@@ -18,6 +18,7 @@ export async function startProjector(
     | 'KAFKA_BROKERS'
     | 'SCHEMA_REGISTRY_URL'
     | 'EVENTS_TOPIC'
+    | 'DLQ_TOPIC'
     | 'KAFKA_CLIENT_ID'
     | 'PROJECTION_SCHEMA'
   >,
@@ -41,6 +42,7 @@ export async function startProjector(
     codec: new EventCodec(config.SCHEMA_REGISTRY_URL, config.EVENTS_TOPIC),
     pool,
     topic: config.EVENTS_TOPIC,
+    deadLetterTopic: config.DLQ_TOPIC,
     groupId: extra.groupId ?? `${config.KAFKA_CLIENT_ID}-projector-${schema}`,
     logger,
     ...extra,

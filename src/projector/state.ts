@@ -1,4 +1,5 @@
 import type { projection } from '../db/client.ts';
+import type { SwapEvent } from '../events/types.ts';
 
 /** Rows of the projected tables, as the fold reads and writes them (money as decimal text). */
 export type SwapRow = typeof projection.swaps.$inferSelect;
@@ -6,6 +7,7 @@ export type SwapRequestRow = typeof projection.swapRequests.$inferSelect;
 export type QuoteRow = typeof projection.quotes.$inferSelect;
 export type QueueRow = typeof projection.reconciliationQueue.$inferSelect;
 export type ReconciliationRow = typeof projection.reconciliations.$inferSelect;
+export type DeadLetterRow = typeof projection.deadLetters.$inferSelect;
 export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
   changes: Changes | null;
   payload: unknown;
@@ -21,6 +23,19 @@ export interface Position {
   offset: bigint;
 }
 
+/** A message the projector could not decode: it becomes a dead letter and parks its key. */
+export interface UndecodableMessage {
+  position: Position;
+  key: string;
+  reason: string;
+  valueBase64: string;
+  /** The Kafka message timestamp, ISO-8601. */
+  timestamp: string;
+}
+
+/** What a dead letter's retry brings: the event to apply in its place, or why it still cannot be. */
+export type RetryInput = { event: SwapEvent } | { error: string };
+
 /**
  * The slice of projected state one batch may touch, loaded before the fold and written after it.
  * Each map holds the current row (or undefined when absent); `dirty` names the keys to write.
@@ -31,7 +46,16 @@ export class WorkingSet {
   readonly quotes = new Map<string, QuoteRow | undefined>();
   readonly queue = new Map<string, QueueRow | undefined>();
   readonly reconciliations = new Map<string, ReconciliationRow | undefined>();
+  readonly deadLetters = new Map<string, DeadLetterRow | undefined>();
+  /** Events held behind an open dead letter of their key, by key, in offset order. */
+  readonly parked = new Map<string, { event: SwapEvent; position: Position }[]>();
+  /** Prepared before the fold (decoding is I/O): what each retried dead letter brings. */
+  readonly retryInputs = new Map<string, RetryInput>();
+  /** Journal rows besides the one per event: a dead letter's replacement, and held events re-folded. */
+  readonly extraJournal: JournalRow[] = [];
+  readonly journalUpdates: JournalRow[] = [];
   readonly dirty = {
+    deadLetters: new Set<string>(),
     swaps: new Set<string>(),
     requests: new Set<string>(),
     quotes: new Set<string>(),

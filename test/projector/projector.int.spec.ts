@@ -12,7 +12,13 @@ import { lifecycleScenario } from '../../src/testing/scenarios.ts';
 import { statusReported, swapCorrected, swapCreated } from '../../src/testing/events.ts';
 import { migrateProjection } from '../../src/db/migrate.ts';
 import { testStack, uniqueName } from '../support/context.ts';
-import { checksumOf, freshEventLog, spawnProjector, waitForProjection } from '../support/event-log.ts';
+import {
+  checksumOf,
+  freshEventLog,
+  projectionConfig,
+  spawnProjector,
+  waitForProjection,
+} from '../support/event-log.ts';
 
 describe('projector (real Kafka, registry and Postgres)', () => {
   const stack = testStack();
@@ -35,17 +41,7 @@ describe('projector (real Kafka, registry and Postgres)', () => {
     events = lifecycleScenario(300, 7);
     await log.append(events);
     const { schema, pool } = await projection('reference');
-    const running = await startProjector(
-      {
-        DATABASE_URL: stack.databaseUrl,
-        KAFKA_BROKERS: stack.kafkaBrokers.split(','),
-        SCHEMA_REGISTRY_URL: stack.registryUrl,
-        EVENTS_TOPIC: log.topic,
-        KAFKA_CLIENT_ID: 'test',
-        PROJECTION_SCHEMA: schema,
-      },
-      logger,
-    );
+    const running = await startProjector(projectionConfig(log, schema), logger);
     await waitForProjection(pool, log.topic);
     reference = { schema, pool, running, checksum: (await checksumOf(pool, schema)).checksum };
   });

@@ -13,7 +13,9 @@ const BIN = fileURLToPath(new URL('../../bin/swap-ledger.mjs', import.meta.url))
 export async function freshEventLog(partitions = 12) {
   const stack = testStack();
   const topic = uniqueName('events');
+  const dlqTopic = `${topic}.dlq`;
   await createTopic(topic, partitions);
+  await createTopic(dlqTopic, 1);
   const codec = new EventCodec(stack.registryUrl, topic);
   const appender = new EventAppender({
     kafka: testKafka('test-appender'),
@@ -24,6 +26,7 @@ export async function freshEventLog(partitions = 12) {
   await appender.start();
   return {
     topic,
+    dlqTopic,
     codec,
     appender,
     /** Appends in order, in chunks, each chunk one produce request. */
@@ -31,6 +34,20 @@ export async function freshEventLog(partitions = 12) {
       for (let i = 0; i < events.length; i += 500) await appender.appendAll(events.slice(i, i + 500));
     },
     close: () => appender.stop(),
+  };
+}
+
+/** The configuration a projector, replay or CLI command of this run needs to use `log` and `schema`. */
+export function projectionConfig(log: { topic: string; dlqTopic: string }, schema: string) {
+  const stack = testStack();
+  return {
+    DATABASE_URL: stack.databaseUrl,
+    KAFKA_BROKERS: stack.kafkaBrokers.split(','),
+    SCHEMA_REGISTRY_URL: stack.registryUrl,
+    EVENTS_TOPIC: log.topic,
+    DLQ_TOPIC: log.dlqTopic,
+    KAFKA_CLIENT_ID: 'test',
+    PROJECTION_SCHEMA: schema,
   };
 }
 
@@ -91,6 +108,7 @@ export function spawnProjector(opts: {
       KAFKA_BROKERS: stack.kafkaBrokers,
       SCHEMA_REGISTRY_URL: stack.registryUrl,
       EVENTS_TOPIC: opts.topic,
+      DLQ_TOPIC: `${opts.topic}.dlq`,
       LOG_LEVEL: 'info',
       ...opts.env,
     },

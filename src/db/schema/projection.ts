@@ -161,6 +161,7 @@ export const eventJournal = pgTable(
   (t) => [
     uniqueIndex('event_journal_position_idx').on(t.topic, t.partition, t.offset),
     index('event_journal_swap_idx').on(t.swapId, t.topic, t.partition, t.offset),
+    index('event_journal_parked_idx').on(t.aggregateKey, t.offset).where(sql`${t.outcome} = 'parked'`),
     check('event_journal_outcome_chk', sql`${t.outcome} in ('applied', 'rejected', 'noop', 'parked')`),
   ],
 );
@@ -183,6 +184,35 @@ export const reconciliations = pgTable('reconciliations', {
   checks: jsonb('checks').notNull(),
   reconciledAt: ts('reconciled_at').notNull(),
 });
+
+/**
+ * Messages the projector could not decode. Their Kafka key is parked: later events with that key are
+ * journaled as parked and held, so order is kept, until an operator retries or discards the dead letter.
+ */
+export const deadLetters = pgTable(
+  'dead_letters',
+  {
+    deadLetterId: text('dead_letter_id').primaryKey(),
+    topic: text('topic').notNull(),
+    partition: integer('partition').notNull(),
+    offset: bigint('offset', { mode: 'bigint' }).notNull(),
+    aggregateKey: text('aggregate_key').notNull(),
+    reason: text('reason').notNull(),
+    /** The message bytes exactly as read, base64. */
+    valueBase64: text('value_base64').notNull(),
+    /** The message's Kafka timestamp. */
+    failedAt: ts('failed_at').notNull(),
+    /** open | retried | discarded */
+    status: text('status').notNull(),
+    resolvedByEventId: uuid('resolved_by_event_id'),
+    resolvedBy: text('resolved_by'),
+    resolution: text('resolution'),
+  },
+  (t) => [
+    index('dead_letters_open_idx').on(t.aggregateKey).where(sql`${t.status} = 'open'`),
+    check('dead_letters_status_chk', sql`${t.status} in ('open', 'retried', 'discarded')`),
+  ],
+);
 
 /** Where the projector stands in each partition: the next offset to fold. Written by compare-and-set. */
 export const projectorCheckpoints = pgTable(
