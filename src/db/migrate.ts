@@ -1,8 +1,11 @@
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { assertIdentifier, createPool, projectionDb } from './client.ts';
 
 const projectionMigrations = fileURLToPath(new URL('../../drizzle/projection', import.meta.url));
+const platformMigrations = fileURLToPath(new URL('../../drizzle/platform', import.meta.url));
 
 /**
  * Applies the committed projection migrations to `schema` (created if missing). The migration
@@ -24,5 +27,34 @@ export async function migrateProjection(databaseUrl: string, schema: string): Pr
     });
   } finally {
     await pool.end();
+  }
+}
+
+/** The Postgres schema of the platform tables (provider registry, created swaps): never replayed. */
+export const PLATFORM_SCHEMA = 'platform';
+
+/**
+ * Applies the committed platform migrations (drizzle/platform) to schema `platform`, bookkeeping in
+ * the same schema. Serialised by an advisory lock: several processes (webhook servers, tests) may start
+ * at once against one database.
+ */
+export async function migratePlatform(databaseUrl: string): Promise<void> {
+  const lock = new pg.Client({ connectionString: databaseUrl, application_name: 'swap-ledger-migrate' });
+  await lock.connect();
+  try {
+    await lock.query(`select pg_advisory_lock(hashtext('swap-ledger:migrate:platform'))`);
+    const pool = createPool(databaseUrl, { max: 1, applicationName: 'swap-ledger-migrate' });
+    try {
+      await pool.query(`create schema if not exists ${PLATFORM_SCHEMA}`);
+      await migrate(drizzle(pool), {
+        migrationsFolder: platformMigrations,
+        migrationsSchema: PLATFORM_SCHEMA,
+        migrationsTable: '__drizzle_migrations',
+      });
+    } finally {
+      await pool.end();
+    }
+  } finally {
+    await lock.end(); // ends the session, which releases the lock
   }
 }
