@@ -1,0 +1,38 @@
+// Public surface of the reconciler core: pure checks, the policy, and the bridge from events and
+// the signed-payload inspection. The worker and the CLI build on these.
+export {
+  VERDICT_ORDER,
+  worstVerdict,
+  ReconciliationInputError,
+  type Verdict,
+  type ReconciledCheck,
+  type ReconciliationResult,
+  type ReconciliationInput,
+  type SwapCreationFacts,
+  type FinalReport,
+  type FeeFigures,
+  type ReconciliationRequest,
+  type ReconciliationQuote,
+  type AmountText,
+} from './types.ts';
+export { reconcileSwap, toSwapReconciled, FINISHED, REFUNDED, EXPIRED } from './checks.ts';
+export {
+  DEFAULT_RECONCILIATION_POLICY,
+  EXACT_FEE,
+  FEE_KINDS,
+  RECONCILIATION_POLICY_KEYS,
+  ReconciliationPolicyError,
+  assertReconciliationPolicy,
+  parseReconciliationPolicy,
+  type FeeKind,
+  type FeeTolerance,
+  type ReconciliationPolicy,
+} from './policy.ts';
+export { InexactArithmeticError } from './exact.ts';
+export {
+  creationFactsFromSwapCreated,
+  finalReportFromSwapRow,
+  inspectionInputFor,
+  inspectAndReconcile,
+  type SwapFinalColumns,
+} from './facts.ts';

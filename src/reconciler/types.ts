@@ -1,0 +1,128 @@
+import type { ReconciliationCheck } from '../events/types.ts';
+import type { DecimalsLookup } from '../money/currencies.ts';
+import type { PayloadInspection } from '../payload/index.ts';
+
+/**
+ * A check's verdict. MATCHED: equal. WITHIN_TOLERANCE: different, but inside what was agreed
+ * (slippage) or configured (fee tolerance). MISMATCH: the data proves a discrepancy.
+ * UNVERIFIABLE: the check could not be made (missing data, unknown currency magnitude, no key...).
+ */
+export type Verdict = 'MATCHED' | 'WITHIN_TOLERANCE' | 'UNVERIFIABLE' | 'MISMATCH';
+
+/**
+ * Best to worst; the swap's verdict is its worst check's. MISMATCH outranks UNVERIFIABLE: a proven
+ * discrepancy is what finance must act on, and a check that could not be made elsewhere does not
+ * make it less proven. UNVERIFIABLE outranks WITHIN_TOLERANCE: an unmade check is never a pass.
+ */
+export const VERDICT_ORDER: readonly Verdict[] = Object.freeze([
+  'MATCHED',
+  'WITHIN_TOLERANCE',
+  'UNVERIFIABLE',
+  'MISMATCH',
+]);
+
+/** The worst verdict of a list; MATCHED for an empty one (nothing failed). */
+export function worstVerdict(verdicts: Iterable<Verdict>): Verdict {
+  let worst: Verdict = 'MATCHED';
+  for (const v of verdicts) {
+    const rank = VERDICT_ORDER.indexOf(v);
+    if (rank < 0) throw new ReconciliationInputError(`unknown verdict ${JSON.stringify(v)}`);
+    if (rank > VERDICT_ORDER.indexOf(worst)) worst = v;
+  }
+  return worst;
+}
+
+/** One check as the SwapReconciled event carries it, with its verdict typed. */
+export interface ReconciledCheck extends ReconciliationCheck {
+  verdict: Verdict;
+}
+
+export interface ReconciliationResult {
+  /** The worst verdict of `checks` (VERDICT_ORDER). */
+  readonly verdict: Verdict;
+  /** Every check made, passing ones included, in a stable order. */
+  readonly checks: ReconciledCheck[];
+}
+
+/** Decimal text as the interface carries it; null, undefined or blank means "not known". */
+export type AmountText = string | null | undefined;
+
+/** What the platform asked for (SwapRequestFixed / SwapRequestFloat), platform currency ids. */
+export interface ReconciliationRequest {
+  readonly payloadCurrencyFrom: string;
+  readonly payloadCurrencyTo: string;
+  /** Hex of the 32-byte nonce, signed as device_transaction_id_ng. */
+  readonly nonce: string;
+  readonly payoutAddress: string;
+  readonly payoutAddressExtraId?: string | null | undefined;
+  readonly refundAddress: string;
+  readonly refundAddressExtraId?: string | null | undefined;
+  /** Float swaps: the source amount asked for. */
+  readonly amountFrom?: AmountText;
+  /** Ratio 0 to 1; wins over the quote's defaultSlippage when present. */
+  readonly slippage?: AmountText;
+}
+
+/** The quote terms the swap used, when it used one. */
+export interface ReconciliationQuote {
+  /** The quote's echo of the source amount: the only source of a fixed swap's amount. */
+  readonly amountFrom?: AmountText;
+  readonly defaultSlippage?: AmountText;
+}
+
+export interface FeeFigures {
+  readonly providerFees: AmountText;
+  readonly referralFees: AmountText;
+  readonly payoutNetworkFees: AmountText;
+}
+
+/** What was known when the swap was created (SwapCreated). */
+export interface SwapCreationFacts {
+  /** 'fixed' or 'float'; anything else makes the amount check unverifiable. */
+  readonly tradeMethod: string;
+  readonly request: ReconciliationRequest;
+  readonly quote?: ReconciliationQuote | null | undefined;
+  /** SwapResponse.payinAddress. */
+  readonly payinAddress: string;
+  /** SwapResponse.createdAt: picks the partner key window. */
+  readonly createdAt: string;
+  /** The fees of the SwapResponse. */
+  readonly fees: FeeFigures;
+  readonly providerSig: {
+    readonly payload: string;
+    readonly signature: string | null | undefined;
+    /** 'signature' or 'payload_signature': the field the partner used. */
+    readonly field: string;
+  };
+}
+
+/** The swap's state once final (the projected swaps row). */
+export interface FinalReport extends FeeFigures {
+  /** Internal status, after the provider's mapping. */
+  readonly status: string;
+  readonly final: boolean;
+  /** Final amount transferred to the user, destination currency, payout network fee excluded. */
+  readonly amount: AmountText;
+  readonly payinTransactionId: string | null | undefined;
+  readonly payoutTransactionId: string | null | undefined;
+}
+
+export interface ReconciliationInput {
+  readonly creation: SwapCreationFacts;
+  readonly final: FinalReport;
+  /**
+   * inspectSwapPayload's result for `creation.providerSig` against `creation`, made with the partner
+   * keys valid at `creation.createdAt` (see inspectionInputFor): the one async step, done before.
+   */
+  readonly inspection: PayloadInspection;
+  /** Decimals by platform currency id; defaults to the platform currency table. */
+  readonly magnitudes?: DecimalsLookup | undefined;
+}
+
+/**
+ * The caller broke the input's contract (a JS number where decimal text belongs, a missing
+ * section): a programming error, thrown. Bad partner data never throws; it becomes a check.
+ */
+export class ReconciliationInputError extends Error {
+  override name = 'ReconciliationInputError';
+}

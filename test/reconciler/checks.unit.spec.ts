@@ -1,0 +1,450 @@
+import { describe, expect, it } from 'vitest';
+import { Decimal } from '../../src/money/index.ts';
+import type { Finding } from '../../src/payload/index.ts';
+import {
+  DEFAULT_RECONCILIATION_POLICY,
+  EXACT_FEE,
+  ReconciliationInputError,
+  ReconciliationPolicyError,
+  VERDICT_ORDER,
+  reconcileSwap,
+  toSwapReconciled,
+  worstVerdict,
+  type ReconciliationPolicy,
+  type FeeTolerance,
+} from '../../src/reconciler/index.ts';
+import { OK_FINDINGS, input, named, type Change } from './support.ts';
+
+const run = (change: Change = {}, policy: ReconciliationPolicy = DEFAULT_RECONCILIATION_POLICY) =>
+  reconcileSwap(input(change), policy);
+
+const tolerance = (absolute: string, relative: string): FeeTolerance => ({
+  absolute: new Decimal(absolute),
+  relative: new Decimal(relative),
+});
+const providerPolicy = (t: FeeTolerance): ReconciliationPolicy => ({
+  fees: { provider: t, referral: EXACT_FEE, payoutNetwork: EXACT_FEE },
+});
+
+describe('reconcileSwap: the whole result', () => {
+  it('a swap reported exactly as signed is MATCHED, every check listed in a stable order', () => {
+    const result = run();
+    expect(result.verdict).toBe('MATCHED');
+    expect(result.checks.map((c) => c.name)).toEqual([
+      'status.final',
+      'signature.valid',
+      'signature.key_window',
+      'signature.field',
+      'signature.encoding',
+      'signature.key',
+      'signature.verify',
+      'payload.decode',
+      'payload.currency_from',
+      'payload.currency_to',
+      'amount.to_wallet',
+      'fee.provider',
+      'fee.referral',
+      'fee.payout_network',
+      'hash.payin',
+      'hash.payout',
+    ]);
+    expect(result.checks.every((c) => c.verdict === 'MATCHED')).toBe(true);
+  });
+
+  it('is pure: the same input gives the same result', () => {
+    expect(run({ final: { amount: '1.1' } })).toEqual(run({ final: { amount: '1.1' } }));
+  });
+
+  it('one check within tolerance makes the swap WITHIN_TOLERANCE', () => {
+    const result = run({ request: { slippage: '0.01' }, final: { amount: '1.23' } });
+    expect(named(result, 'amount.to_wallet').verdict).toBe('WITHIN_TOLERANCE');
+    expect(result.verdict).toBe('WITHIN_TOLERANCE');
+  });
+
+  it('a MISMATCH outranks an UNVERIFIABLE check', () => {
+    const result = run({ final: { providerFees: null, payoutTransactionId: null } });
+    expect(named(result, 'fee.provider').verdict).toBe('UNVERIFIABLE');
+    expect(named(result, 'hash.payout').verdict).toBe('MISMATCH');
+    expect(result.verdict).toBe('MISMATCH');
+  });
+
+  it('an UNVERIFIABLE check outranks WITHIN_TOLERANCE', () => {
+    const result = run({ request: { slippage: '0.01' }, final: { amount: '1.23', providerFees: null } });
+    expect(result.verdict).toBe('UNVERIFIABLE');
+  });
+
+  it('maps to the SwapReconciled payload', () => {
+    const result = run();
+    const event = toSwapReconciled(result, '0190f5a2-7b1c-7d4e-8f00-000000000001');
+    expect(event.verdict).toBe('MATCHED');
+    expect(event.basedOnEventId).toBe('0190f5a2-7b1c-7d4e-8f00-000000000001');
+    expect(event.checks).toEqual(result.checks);
+    expect(event.checks[0]).toEqual({
+      name: 'status.final',
+      verdict: 'MATCHED',
+      expected: 'FINISHED, REFUNDED, EXPIRED and final',
+      actual: 'FINISHED and final',
+      delta: null,
+      tolerance: null,
+      detail: null,
+    });
+  });
+
+  it('refuses a broken input or policy with a typed error', () => {
+    expect(() =>
+      reconcileSwap({ ...input(), inspection: undefined } as never, DEFAULT_RECONCILIATION_POLICY),
+    ).toThrow(ReconciliationInputError);
+    expect(() => run({ final: { final: 'yes' as unknown as boolean } })).toThrow(ReconciliationInputError);
+    expect(() => run({ final: { payinTransactionId: 7 as unknown as string } })).toThrow(
+      ReconciliationInputError,
+    );
+    expect(() => run({}, providerPolicy(tolerance('-0.1', '0')))).toThrow(ReconciliationPolicyError);
+  });
+});
+
+describe('worstVerdict', () => {
+  it('orders MATCHED < WITHIN_TOLERANCE < UNVERIFIABLE < MISMATCH', () => {
+    expect(VERDICT_ORDER).toEqual(['MATCHED', 'WITHIN_TOLERANCE', 'UNVERIFIABLE', 'MISMATCH']);
+    expect(worstVerdict([])).toBe('MATCHED');
+    expect(worstVerdict(['MATCHED', 'WITHIN_TOLERANCE'])).toBe('WITHIN_TOLERANCE');
+    expect(worstVerdict(['WITHIN_TOLERANCE', 'UNVERIFIABLE', 'MATCHED'])).toBe('UNVERIFIABLE');
+    expect(worstVerdict(['MISMATCH', 'UNVERIFIABLE'])).toBe('MISMATCH');
+    expect(worstVerdict(['UNVERIFIABLE', 'MISMATCH', 'MATCHED'])).toBe('MISMATCH');
+    expect(() => worstVerdict(['OK' as never])).toThrow(ReconciliationInputError);
+  });
+});
+
+describe('fee checks', () => {
+  it('compare the final fees with the creation fees as decimals, not text', () => {
+    const result = run({
+      final: { providerFees: '0.00150', referralFees: '0.0005000', payoutNetworkFees: '0.00042' },
+    });
+    for (const name of ['fee.provider', 'fee.referral', 'fee.payout_network'])
+      expect(named(result, name)).toMatchObject({ verdict: 'MATCHED', delta: '0', tolerance: '0' });
+    expect(named(result, 'fee.provider')).toMatchObject({ expected: '0.0015', actual: '0.0015' });
+    expect(named(result, 'fee.payout_network')).toMatchObject({ expected: '0.00042', actual: '0.00042' });
+  });
+
+  it('default policy: exact, so any difference is a MISMATCH', () => {
+    expect(named(run({ final: { providerFees: '0.0016' } }), 'fee.provider')).toMatchObject({
+      verdict: 'MISMATCH',
+      expected: '0.0015',
+      actual: '0.0016',
+      delta: '0.0001',
+      tolerance: '0',
+    });
+    expect(named(run({ final: { referralFees: '0' } }), 'fee.referral')).toMatchObject({
+      verdict: 'MISMATCH',
+      delta: '-0.0005',
+    });
+  });
+
+  it('absolute tolerance: at the bound WITHIN_TOLERANCE, beyond it MISMATCH', () => {
+    const policy = providerPolicy(tolerance('0.0001', '0'));
+    expect(named(run({ final: { providerFees: '0.0016' } }, policy), 'fee.provider')).toMatchObject({
+      verdict: 'WITHIN_TOLERANCE',
+      delta: '0.0001',
+      tolerance: '0.0001',
+    });
+    expect(named(run({ final: { providerFees: '0.0014' } }, policy), 'fee.provider')).toMatchObject({
+      verdict: 'WITHIN_TOLERANCE',
+      delta: '-0.0001',
+    });
+    expect(named(run({ final: { providerFees: '0.00160001' } }, policy), 'fee.provider')).toMatchObject({
+      verdict: 'MISMATCH',
+      delta: '0.00010001',
+    });
+  });
+
+  it('relative tolerance is a ratio of the creation fee (10% of 0.0015 = 0.00015)', () => {
+    const policy = providerPolicy(tolerance('0', '0.1'));
+    for (const fee of ['0.00165', '0.00135'])
+      expect(named(run({ final: { providerFees: fee } }, policy), 'fee.provider')).toMatchObject({
+        verdict: 'WITHIN_TOLERANCE',
+        tolerance: '0.00015',
+      });
+    expect(
+      named(run({ final: { providerFees: '0.001650000000000001' } }, policy), 'fee.provider'),
+    ).toMatchObject({
+      verdict: 'MISMATCH',
+      delta: '0.000150000000000001',
+    });
+  });
+
+  it('with both, the larger allowance applies', () => {
+    expect(named(run({}, providerPolicy(tolerance('0.0001', '0.1'))), 'fee.provider').tolerance).toBe(
+      '0.00015',
+    );
+    expect(named(run({}, providerPolicy(tolerance('0.001', '0.1'))), 'fee.provider').tolerance).toBe('0.001');
+  });
+
+  it('each fee kind has its own tolerance', () => {
+    const policy: ReconciliationPolicy = {
+      fees: { provider: EXACT_FEE, referral: tolerance('0.001', '0'), payoutNetwork: EXACT_FEE },
+    };
+    const result = run({ final: { providerFees: '0.0016', referralFees: '0.0006' } }, policy);
+    expect(named(result, 'fee.provider').verdict).toBe('MISMATCH');
+    expect(named(result, 'fee.referral').verdict).toBe('WITHIN_TOLERANCE');
+  });
+
+  it('a missing or refused fee is UNVERIFIABLE, with the reason', () => {
+    const missing = named(run({ final: { referralFees: null } }), 'fee.referral');
+    expect(missing).toMatchObject({ verdict: 'UNVERIFIABLE', expected: '0.0005', actual: null });
+    expect(missing.detail).toBe('no final referralFees reported');
+    const negative = named(run({ final: { providerFees: '-0.0015' } }), 'fee.provider');
+    expect(negative.verdict).toBe('UNVERIFIABLE');
+    expect(negative.detail).toContain('must not be negative');
+    const created = named(
+      run({ creation: { fees: { providerFees: 'n/a', referralFees: '0', payoutNetworkFees: '0' } } }),
+      'fee.provider',
+    );
+    expect(created).toMatchObject({ verdict: 'UNVERIFIABLE', expected: null, actual: '0.0015' });
+    expect(created.detail).toContain('providerFees at creation refused');
+  });
+
+  it('fees are compared at every final status, refunds and expiries included', () => {
+    const refunded = run({ final: { status: 'REFUNDED', payoutTransactionId: null, providerFees: '0' } });
+    expect(named(refunded, 'fee.provider')).toMatchObject({ verdict: 'MISMATCH', delta: '-0.0015' });
+    expect(named(refunded, 'fee.referral').verdict).toBe('MATCHED');
+  });
+
+  it('fees of a swap that is not final are UNVERIFIABLE', () => {
+    const c = named(run({ final: { final: false, status: 'PENDING' } }), 'fee.provider');
+    expect(c).toMatchObject({ verdict: 'UNVERIFIABLE', delta: '0' });
+    expect(c.detail).toContain('not final (PENDING)');
+  });
+});
+
+describe('hash checks', () => {
+  const hashes = (final: Change['final']) => {
+    const result = run({ final });
+    return [named(result, 'hash.payin'), named(result, 'hash.payout')];
+  };
+
+  it('FINISHED needs both hashes', () => {
+    const [payin, payout] = hashes({});
+    expect(payin).toMatchObject({
+      verdict: 'MATCHED',
+      expected: 'present',
+      actual: 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16',
+    });
+    expect(payout!.verdict).toBe('MATCHED');
+    expect(hashes({ payinTransactionId: null })[0]).toMatchObject({
+      verdict: 'MISMATCH',
+      expected: 'present',
+      actual: 'absent',
+      detail: 'FINISHED: a payin transaction expected',
+    });
+    expect(hashes({ payoutTransactionId: '' })[1]).toMatchObject({ verdict: 'MISMATCH', actual: 'absent' });
+    expect(hashes({ payoutTransactionId: '  ' })[1]!.verdict).toBe('MISMATCH');
+  });
+
+  it('REFUNDED needs a payin hash and no payout', () => {
+    const [payin, payout] = hashes({ status: 'REFUNDED', payoutTransactionId: null });
+    expect(payin!.verdict).toBe('MATCHED');
+    expect(payout).toMatchObject({ verdict: 'MATCHED', expected: 'absent', actual: 'absent' });
+    expect(hashes({ status: 'REFUNDED' })[1]).toMatchObject({
+      verdict: 'MISMATCH',
+      expected: 'absent',
+      detail: 'REFUNDED: no payout transaction expected',
+    });
+    expect(
+      hashes({ status: 'REFUNDED', payinTransactionId: null, payoutTransactionId: null })[0]!.verdict,
+    ).toBe('MISMATCH');
+  });
+
+  it('EXPIRED needs neither', () => {
+    const [payin, payout] = hashes({
+      status: 'EXPIRED',
+      payinTransactionId: null,
+      payoutTransactionId: undefined,
+    });
+    expect(payin).toMatchObject({ verdict: 'MATCHED', expected: 'absent' });
+    expect(payout!.verdict).toBe('MATCHED');
+    expect(hashes({ status: 'EXPIRED', payoutTransactionId: null })[0]).toMatchObject({
+      verdict: 'MISMATCH',
+      detail: 'EXPIRED: no payin transaction expected',
+    });
+  });
+
+  it('a status without rules, or a swap not final, is UNVERIFIABLE', () => {
+    expect(hashes({ status: 'FAILED' }).map((c) => c.verdict)).toEqual(['UNVERIFIABLE', 'UNVERIFIABLE']);
+    expect(hashes({ status: 'PENDING', final: false }).map((c) => c.verdict)).toEqual([
+      'UNVERIFIABLE',
+      'UNVERIFIABLE',
+    ]);
+  });
+});
+
+describe('status.final', () => {
+  it.each(['FINISHED', 'REFUNDED', 'EXPIRED'])('%s and final is MATCHED', (status) => {
+    expect(named(run({ final: { status } }), 'status.final').verdict).toBe('MATCHED');
+  });
+
+  it('a swap that is not final is UNVERIFIABLE: there is no final report to compare', () => {
+    const result = run({ final: { status: 'PENDING', final: false } });
+    expect(named(result, 'status.final')).toMatchObject({
+      verdict: 'UNVERIFIABLE',
+      actual: 'PENDING, not final',
+      detail: 'only final swaps are reconciled: there is no final report to compare yet',
+    });
+    expect(result.verdict).toBe('UNVERIFIABLE');
+  });
+
+  it('a final status the interface gives no rules for is UNVERIFIABLE', () => {
+    const c = named(run({ final: { status: 'FAILED' } }), 'status.final');
+    expect(c).toMatchObject({ verdict: 'UNVERIFIABLE', actual: 'FAILED and final' });
+  });
+});
+
+describe('signature and payload checks', () => {
+  const signature = (findings: Finding[], signatureValid = false) =>
+    named(run({ inspection: { signatureValid, keyId: undefined, findings } }), 'signature.valid');
+
+  it('valid with a key valid at createdAt: MATCHED, naming the key', () => {
+    expect(named(run(), 'signature.valid')).toMatchObject({
+      verdict: 'MATCHED',
+      expected: 'a valid signature by a partner key valid at 2026-11-22T12:20:00Z',
+      actual: 'verified by key k1',
+    });
+  });
+
+  it('a signature that does not verify is a MISMATCH, and so is the swap', () => {
+    const findings: Finding[] = OK_FINDINGS.map((f) =>
+      f.check === 'signature.verify'
+        ? { check: f.check, outcome: 'violation', actual: 'does not verify' }
+        : f,
+    );
+    const result = run({ inspection: { signatureValid: false, keyId: undefined, findings } });
+    expect(named(result, 'signature.valid')).toMatchObject({
+      verdict: 'MISMATCH',
+      actual: 'does not verify',
+    });
+    expect(named(result, 'signature.verify')).toMatchObject({
+      verdict: 'MISMATCH',
+      actual: 'does not verify',
+    });
+    expect(result.verdict).toBe('MISMATCH');
+  });
+
+  it('no key valid at createdAt: UNVERIFIABLE, and so is the swap', () => {
+    const result = run({
+      inspection: {
+        signatureValid: false,
+        keyId: undefined,
+        findings: [
+          {
+            check: 'signature.key_window',
+            outcome: 'unverifiable',
+            expected: 'a key valid at 2026-11-22T12:20:00Z',
+            actual: 'none',
+            detail: '1 key(s) configured, none valid at that time',
+          },
+          ...OK_FINDINGS.filter((f) => f.check.startsWith('payload.')),
+        ],
+      },
+    });
+    expect(named(result, 'signature.valid')).toMatchObject({
+      verdict: 'UNVERIFIABLE',
+      detail: 'no usable key: 1 key(s) configured, none valid at that time',
+    });
+    expect(named(result, 'signature.key_window').verdict).toBe('UNVERIFIABLE');
+    expect(result.verdict).toBe('UNVERIFIABLE');
+  });
+
+  it('an unusable configured key is UNVERIFIABLE; a missing or malformed signature is a MISMATCH whatever the key', () => {
+    expect(
+      signature([
+        {
+          check: 'signature.key',
+          outcome: 'violation',
+          detail: 'the public key is not a point on secp256k1',
+        },
+        { check: 'signature.verify', outcome: 'unverifiable', detail: 'not checked: no usable key' },
+      ]).verdict,
+    ).toBe('UNVERIFIABLE');
+    expect(
+      signature([
+        { check: 'signature.key_window', outcome: 'unverifiable', detail: 'none valid' },
+        {
+          check: 'signature.field',
+          outcome: 'violation',
+          detail: 'signature or payload_signature is missing or empty',
+        },
+      ]),
+    ).toMatchObject({
+      verdict: 'MISMATCH',
+      detail: 'signature.field: signature or payload_signature is missing or empty',
+    });
+    expect(signature([{ check: 'signature.encoding', outcome: 'violation' }]).verdict).toBe('MISMATCH');
+  });
+
+  it('maps every finding to a check of the same name: ok, mismatch, violation, unverifiable', () => {
+    const findings: Finding[] = [
+      ...OK_FINDINGS,
+      { check: 'payload.nonce_like', outcome: 'ok', expected: 'a', actual: 'a' },
+      {
+        check: 'payload.payout_address',
+        outcome: 'mismatch',
+        expected: '0xabc',
+        actual: '0xABC',
+        detail: 'differs only in letter case',
+      },
+      { check: 'device.amount_to_wallet.nonzero', outcome: 'violation', expected: 'not zero', actual: '0' },
+      {
+        check: 'payload.amount_to_provider',
+        outcome: 'unverifiable',
+        actual: '1150',
+        detail: 'the fixed quote carries no amount echo',
+      },
+      { check: 'payload.future_rule', outcome: 'odd' as Finding['outcome'], detail: 'x' },
+    ];
+    const result = run({ inspection: { findings } });
+    expect(named(result, 'payload.nonce_like')).toMatchObject({
+      verdict: 'MATCHED',
+      expected: 'a',
+      actual: 'a',
+    });
+    expect(named(result, 'payload.payout_address')).toEqual({
+      name: 'payload.payout_address',
+      verdict: 'MISMATCH',
+      expected: '0xabc',
+      actual: '0xABC',
+      delta: null,
+      tolerance: null,
+      detail: 'differs only in letter case',
+    });
+    expect(named(result, 'device.amount_to_wallet.nonzero')).toMatchObject({
+      verdict: 'MISMATCH',
+      actual: '0',
+    });
+    expect(named(result, 'payload.amount_to_provider')).toMatchObject({
+      verdict: 'UNVERIFIABLE',
+      detail: 'the fixed quote carries no amount echo',
+    });
+    expect(named(result, 'payload.future_rule')).toMatchObject({
+      verdict: 'UNVERIFIABLE',
+      detail: 'unknown finding outcome "odd": x',
+    });
+    expect(result.verdict).toBe('MISMATCH');
+  });
+
+  it('a payload that does not decode is a MISMATCH (payload.decode), its amount UNVERIFIABLE', () => {
+    const result = run({
+      inspection: {
+        decoded: undefined,
+        signatureValid: false,
+        findings: [
+          {
+            check: 'payload.decode',
+            outcome: 'violation',
+            detail: 'payload is not a NewTransactionResponse: it is empty',
+          },
+        ],
+      },
+    });
+    expect(named(result, 'payload.decode').verdict).toBe('MISMATCH');
+    expect(named(result, 'amount.to_wallet').verdict).toBe('UNVERIFIABLE');
+    expect(result.verdict).toBe('MISMATCH');
+  });
+});
