@@ -92,6 +92,32 @@ export const configSpec = {
     default: 'info',
     doc: 'pino log level',
   },
+  PROVIDERS_FILE: {
+    parse: str,
+    // Empty: no file; the provider registry is then what Postgres already holds.
+    default: '',
+    doc: 'YAML provider registry file, checked and loaded into Postgres by `provider load` and at webhook start',
+  },
+  PROVIDER_REFRESH_MS: {
+    parse: int(100, 3_600_000),
+    default: 5000,
+    doc: 'How often a running process re-reads the provider registry from Postgres (keys, mappings, limits)',
+  },
+  WEBHOOK_HOST: {
+    parse: str,
+    default: '127.0.0.1',
+    doc: 'Address the status webhook server listens on (loopback unless a proxy needs otherwise)',
+  },
+  WEBHOOK_PORT: {
+    parse: int(0, 65_535),
+    default: 8088,
+    doc: 'Port of the status webhook server (0: any free port)',
+  },
+  WEBHOOK_BODY_LIMIT_BYTES: {
+    parse: int(256, 1_048_576),
+    default: 16_384,
+    doc: 'Largest webhook request body accepted; larger bodies get 413 and are not read',
+  },
 } satisfies Record<string, KeySpec<unknown>>;
 
 type Spec = typeof configSpec;

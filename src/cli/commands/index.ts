@@ -5,6 +5,13 @@ import { dbMigrateCommand } from './db.ts';
 import { simCommand } from './sim.ts';
 import { topicsCreateCommand } from './topics.ts';
 import { projectorRunCommand } from './projector.ts';
+import {
+  providerAddCommand,
+  providerListCommand,
+  providerLoadCommand,
+  providerRevokeKeyCommand,
+  providerRotateKeyCommand,
+} from './provider.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
@@ -14,4 +21,9 @@ export const commands: readonly Command[] = [
   projectorRunCommand,
   payloadVerifyCommand,
   simCommand,
+  providerAddCommand,
+  providerListCommand,
+  providerRotateKeyCommand,
+  providerRevokeKeyCommand,
+  providerLoadCommand,
 ];

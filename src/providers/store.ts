@@ -1,0 +1,476 @@
+import type pg from 'pg';
+import { redactUrl } from '../observability/log.ts';
+import { parsePartnerClientConfig, type PartnerClientConfig } from '../partner/config.ts';
+import type { Curve, PartnerKey } from '../payload/keys.ts';
+import {
+  DEFAULT_FINAL_STATUSES,
+  buildStatusMapping,
+  statusMappingFromEntries,
+  type StatusMapping,
+} from '../ingest/status-mapping.ts';
+import { generateApiKey, newKeyId, type ApiKeyEntry } from './api-keys.ts';
+import {
+  DEFAULT_POLL_INTERVAL_SECONDS,
+  DEFAULT_RATE_LIMIT,
+  PROVIDER_ID,
+  ProvidersFileError,
+  type ProviderDefinition,
+  type RateLimitConfig,
+} from './file.ts';
+
+/**
+ * The provider registry in Postgres (schema `platform`, src/db/schema/platform.ts). The providers file
+ * owns what it lists (replaced on every load) except webhook keys, which are only ever added or
+ * revoked: `provider rotate-key` adds keys the file does not list, and no load un-revokes a key.
+ * Providers absent from the file are left as they are.
+ */
+
+/** A pool or a client (inside the caller's transaction). */
+export type Db = pg.Pool | pg.ClientBase;
+
+async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const result = await work(client);
+    await client.query('commit');
+    return result;
+  } catch (e) {
+    await client.query('rollback').catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+function clientOptionsOf(client: PartnerClientConfig): Record<string, unknown> {
+  const { provider: _p, baseUrl: _b, headers: _h, ...rest } = client;
+  return rest;
+}
+
+async function replaceChildRows(
+  client: pg.ClientBase,
+  providerId: string,
+  def: Pick<ProviderDefinition, 'payloadKeys' | 'currencies' | 'statusMapping'>,
+): Promise<void> {
+  for (const table of [
+    'provider_payload_keys',
+    'provider_currency_map',
+    'provider_status_map',
+    'provider_final_statuses',
+  ])
+    await client.query(`delete from platform.${table} where provider_id = $1`, [providerId]);
+  const pk = def.payloadKeys;
+  if (pk.length > 0)
+    await client.query(
+      `insert into platform.provider_payload_keys (provider_id, key_id, curve, public_key, valid_from, valid_to)
+       select $1, * from unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[])`,
+      [
+        providerId,
+        pk.map((k) => k.keyId),
+        pk.map((k) => k.curve),
+        pk.map((k) => (typeof k.publicKey === 'string' ? k.publicKey : JSON.stringify(k.publicKey))),
+        pk.map((k) => k.validFrom),
+        pk.map((k) => k.validTo ?? null),
+      ],
+    );
+  const currencies = Object.entries(def.currencies);
+  if (currencies.length > 0)
+    await client.query(
+      `insert into platform.provider_currency_map (provider_id, partner_currency_id, platform_currency_id)
+       select $1, * from unnest($2::text[], $3::text[])`,
+      [providerId, currencies.map(([p]) => p), currencies.map(([, q]) => q)],
+    );
+  const statuses = [...def.statusMapping.statuses];
+  if (statuses.length > 0)
+    await client.query(
+      `insert into platform.provider_status_map (provider_id, partner_status, internal_status)
+       select $1, * from unnest($2::text[], $3::text[])`,
+      [providerId, statuses.map(([p]) => p), statuses.map(([, s]) => s)],
+    );
+  await client.query(
+    `insert into platform.provider_final_statuses (provider_id, status) select $1, unnest($2::text[])`,
+    [providerId, [...def.statusMapping.finals]],
+  );
+}
+
+export interface LoadReport {
+  readonly providerId: string;
+  readonly keysAdded: number;
+  readonly keysRevoked: number;
+  readonly activeKeys: number;
+}
+
+/**
+ * Upserts the file's providers in one transaction. A listed key id whose digest differs from the
+ * stored one, or a digest another key already holds, is refused (ProvidersFileError) and nothing is
+ * written.
+ */
+export async function loadProviders(
+  pool: pg.Pool,
+  defs: readonly ProviderDefinition[],
+): Promise<LoadReport[]> {
+  return inTransaction(pool, async (client) => {
+    // One loader at a time: two processes starting at once load the same file one after the other.
+    await client.query(`select pg_advisory_xact_lock(hashtext('swap-ledger:providers:load'))`);
+    const digests = defs.flatMap((d) => d.webhookKeys.map((k) => k.sha256));
+    const stored = await client.query<{ provider_id: string; key_id: string; sha256: string }>(
+      `select provider_id, key_id, sha256 from platform.provider_api_keys
+       where sha256 = any($1::text[]) or provider_id = any($2::text[])`,
+      [digests, defs.map((d) => d.id)],
+    );
+    const problems: string[] = [];
+    for (const def of defs)
+      for (const k of def.webhookKeys)
+        for (const row of stored.rows) {
+          const sameKey = row.provider_id === def.id && row.key_id === k.keyId;
+          if (sameKey && row.sha256 !== k.sha256)
+            problems.push(
+              `${def.id}.webhookKeys ${k.keyId}: stored with a different digest; give a new key a new keyId`,
+            );
+          if (!sameKey && row.sha256 === k.sha256)
+            problems.push(
+              `${def.id}.webhookKeys ${k.keyId}: the same digest is already stored as ${row.provider_id}/${row.key_id}`,
+            );
+        }
+    if (problems.length > 0) throw new ProvidersFileError(problems);
+
+    const reports: LoadReport[] = [];
+    for (const def of defs) {
+      await client.query(
+        `insert into platform.providers as p (id, display_name, enabled, base_url, auth_headers, client_options,
+           poll_interval_seconds, rate_limit_per_second, rate_limit_burst, managed_by)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'file')
+         on conflict (id) do update set display_name = excluded.display_name, enabled = excluded.enabled,
+           base_url = excluded.base_url, auth_headers = excluded.auth_headers,
+           client_options = excluded.client_options, poll_interval_seconds = excluded.poll_interval_seconds,
+           rate_limit_per_second = excluded.rate_limit_per_second, rate_limit_burst = excluded.rate_limit_burst,
+           managed_by = 'file', updated_at = now()`,
+        [
+          def.id,
+          def.displayName,
+          def.enabled,
+          def.client.baseUrl,
+          JSON.stringify(def.client.headers ?? {}),
+          JSON.stringify(clientOptionsOf(def.client)),
+          def.pollIntervalSeconds,
+          def.rateLimit.perSecond,
+          def.rateLimit.burst,
+        ],
+      );
+      let keysAdded = 0;
+      let keysRevoked = 0;
+      for (const k of def.webhookKeys) {
+        const added = await client.query(
+          `insert into platform.provider_api_keys (provider_id, key_id, sha256, revoked_at)
+           values ($1, $2, $3, $4) on conflict (provider_id, key_id) do nothing`,
+          [def.id, k.keyId, k.sha256, k.revokedAt ?? null],
+        );
+        keysAdded += added.rowCount ?? 0;
+        if (k.revokedAt && added.rowCount === 0) {
+          const revoked = await client.query(
+            `update platform.provider_api_keys set revoked_at = $3
+             where provider_id = $1 and key_id = $2 and revoked_at is null`,
+            [def.id, k.keyId, k.revokedAt],
+          );
+          keysRevoked += revoked.rowCount ?? 0;
+        }
+      }
+      await replaceChildRows(client, def.id, def);
+      const active = await client.query<{ n: number }>(
+        `select count(*)::int as n from platform.provider_api_keys where provider_id = $1 and revoked_at is null`,
+        [def.id],
+      );
+      reports.push({ providerId: def.id, keysAdded, keysRevoked, activeKeys: active.rows[0]!.n });
+    }
+    return reports;
+  });
+}
+
+export class ProviderRegistryError extends Error {
+  override name = 'ProviderRegistryError';
+}
+
+export interface IssuedKey {
+  readonly providerId: string;
+  readonly keyId: string;
+  /** In clear: print once, never store. */
+  readonly key: string;
+  /** What the providers file may list for it. */
+  readonly sha256: string;
+}
+
+async function issueKey(client: pg.ClientBase, providerId: string): Promise<IssuedKey> {
+  const { key, sha256 } = generateApiKey();
+  const keyId = newKeyId();
+  await client.query(
+    `insert into platform.provider_api_keys (provider_id, key_id, sha256) values ($1, $2, $3)`,
+    [providerId, keyId, sha256],
+  );
+  return { providerId, keyId, key, sha256 };
+}
+
+/** Creates a provider with default mappings and limits, and its first webhook key. */
+export async function addProvider(
+  pool: pg.Pool,
+  input: { id: string; baseUrl: string; displayName?: string; enabled?: boolean },
+): Promise<IssuedKey> {
+  if (!PROVIDER_ID.test(input.id))
+    throw new ProviderRegistryError(
+      `provider id must be lower-case letters, digits, '.', '_' or '-' (at most 64)`,
+    );
+  const client = parsePartnerClientConfig({ provider: input.id, baseUrl: input.baseUrl }, 'provider');
+  return inTransaction(pool, async (tx) => {
+    const inserted = await tx.query(
+      `insert into platform.providers (id, display_name, enabled, base_url, poll_interval_seconds,
+         rate_limit_per_second, rate_limit_burst, managed_by)
+       values ($1, $2, $3, $4, $5, $6, $7, 'cli') on conflict (id) do nothing`,
+      [
+        input.id,
+        input.displayName ?? input.id,
+        input.enabled ?? true,
+        client.baseUrl,
+        DEFAULT_POLL_INTERVAL_SECONDS,
+        DEFAULT_RATE_LIMIT.perSecond,
+        DEFAULT_RATE_LIMIT.burst,
+      ],
+    );
+    if (inserted.rowCount === 0) throw new ProviderRegistryError(`provider ${input.id} already exists`);
+    await replaceChildRows(tx, input.id, {
+      payloadKeys: [],
+      currencies: {},
+      statusMapping: buildStatusMapping({}, DEFAULT_FINAL_STATUSES),
+    });
+    return issueKey(tx, input.id);
+  });
+}
+
+/** Adds a webhook key; the older ones stay valid unless `revokeOld`. */
+export async function rotateKey(
+  pool: pg.Pool,
+  providerId: string,
+  options: { revokeOld?: boolean } = {},
+): Promise<IssuedKey & { revokedKeyIds: string[] }> {
+  return inTransaction(pool, async (tx) => {
+    const found = await tx.query(`select 1 from platform.providers where id = $1 for update`, [providerId]);
+    if (found.rowCount === 0) throw new ProviderRegistryError(`no provider ${providerId}`);
+    let revokedKeyIds: string[] = [];
+    if (options.revokeOld) {
+      const r = await tx.query<{ key_id: string }>(
+        `update platform.provider_api_keys set revoked_at = now()
+         where provider_id = $1 and revoked_at is null returning key_id`,
+        [providerId],
+      );
+      revokedKeyIds = r.rows.map((row) => row.key_id).sort();
+    }
+    return { ...(await issueKey(tx, providerId)), revokedKeyIds };
+  });
+}
+
+/** Revokes one key (a leaked key is revoked at once, without waiting for a rotation). */
+export async function revokeKey(pool: pg.Pool, providerId: string, keyId: string): Promise<boolean> {
+  const r = await pool.query(
+    `update platform.provider_api_keys set revoked_at = now()
+     where provider_id = $1 and key_id = $2 and revoked_at is null`,
+    [providerId, keyId],
+  );
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** What `provider list` shows: no key, digest or header value. */
+export interface ProviderSummary {
+  readonly id: string;
+  readonly displayName: string;
+  readonly enabled: boolean;
+  readonly managedBy: string;
+  readonly baseUrl: string;
+  readonly authHeaderNames: string[];
+  readonly webhookKeys: { keyId: string; createdAt: string; revokedAt: string | null }[];
+  readonly payloadKeys: { keyId: string; curve: string; validFrom: string; validTo: string | null }[];
+  readonly currencies: number;
+  readonly statusMap: Record<string, string>;
+  readonly finalStatuses: string[];
+  readonly pollIntervalSeconds: number;
+  readonly rateLimit: RateLimitConfig;
+}
+
+function hasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return true; // unparseable: shown redacted
+  }
+}
+
+export async function listProviders(db: Db): Promise<ProviderSummary[]> {
+  const r = await db.query<{
+    id: string;
+    display_name: string;
+    enabled: boolean;
+    managed_by: string;
+    base_url: string;
+    header_names: string[];
+    keys: { keyId: string; createdAt: string; revokedAt: string | null }[] | null;
+    payload_keys: { keyId: string; curve: string; validFrom: string; validTo: string | null }[] | null;
+    currencies: number;
+    status_map: Record<string, string> | null;
+    finals: string[] | null;
+    poll_interval_seconds: number;
+    rate_limit_per_second: number;
+    rate_limit_burst: number;
+  }>(
+    `select p.id, p.display_name, p.enabled, p.managed_by, p.base_url,
+       array(select jsonb_object_keys(p.auth_headers) order by 1) as header_names,
+       (select jsonb_agg(jsonb_build_object('keyId', k.key_id, 'createdAt', k.created_at, 'revokedAt', k.revoked_at)
+          order by k.created_at, k.key_id) from platform.provider_api_keys k where k.provider_id = p.id) as keys,
+       (select jsonb_agg(jsonb_build_object('keyId', k.key_id, 'curve', k.curve, 'validFrom', k.valid_from,
+          'validTo', k.valid_to) order by k.valid_from, k.key_id)
+          from platform.provider_payload_keys k where k.provider_id = p.id) as payload_keys,
+       (select count(*)::int from platform.provider_currency_map c where c.provider_id = p.id) as currencies,
+       (select jsonb_object_agg(s.partner_status, s.internal_status)
+          from platform.provider_status_map s where s.provider_id = p.id) as status_map,
+       array(select f.status from platform.provider_final_statuses f where f.provider_id = p.id order by 1) as finals,
+       p.poll_interval_seconds, p.rate_limit_per_second, p.rate_limit_burst
+     from platform.providers p order by p.id`,
+  );
+  return r.rows.map((row) => ({
+    id: row.id,
+    displayName: row.display_name,
+    enabled: row.enabled,
+    managedBy: row.managed_by,
+    baseUrl: hasPassword(row.base_url) ? redactUrl(row.base_url) : row.base_url,
+    authHeaderNames: row.header_names,
+    webhookKeys: row.keys ?? [],
+    payloadKeys: row.payload_keys ?? [],
+    currencies: row.currencies,
+    statusMap: row.status_map ?? {},
+    finalStatuses: row.finals ?? [],
+    pollIntervalSeconds: row.poll_interval_seconds,
+    rateLimit: { perSecond: row.rate_limit_per_second, burst: row.rate_limit_burst },
+  }));
+}
+
+/** What an ingest process needs of each provider, read in one pass (see ProviderRegistryCache). */
+export interface ProviderRuntime {
+  readonly id: string;
+  readonly enabled: boolean;
+  readonly statusMapping: StatusMapping;
+  readonly rateLimit: RateLimitConfig;
+  readonly pollIntervalSeconds: number;
+}
+
+export interface RegistryData {
+  readonly providers: ProviderRuntime[];
+  /** Keys that authenticate: not revoked, of enabled providers. */
+  readonly keys: ApiKeyEntry[];
+}
+
+export async function readRegistry(db: Db): Promise<RegistryData> {
+  const providers = await db.query<{
+    id: string;
+    enabled: boolean;
+    poll_interval_seconds: number;
+    rate_limit_per_second: number;
+    rate_limit_burst: number;
+    statuses: [string, string][] | null;
+    finals: string[];
+  }>(
+    `select p.id, p.enabled, p.poll_interval_seconds, p.rate_limit_per_second, p.rate_limit_burst,
+       (select jsonb_agg(jsonb_build_array(s.partner_status, s.internal_status))
+          from platform.provider_status_map s where s.provider_id = p.id) as statuses,
+       array(select f.status from platform.provider_final_statuses f where f.provider_id = p.id) as finals
+     from platform.providers p`,
+  );
+  const keys = await db.query<{ provider_id: string; key_id: string; sha256: string }>(
+    `select k.provider_id, k.key_id, k.sha256 from platform.provider_api_keys k
+     join platform.providers p on p.id = k.provider_id
+     where k.revoked_at is null and p.enabled`,
+  );
+  return {
+    providers: providers.rows.map((row) => ({
+      id: row.id,
+      enabled: row.enabled,
+      statusMapping: statusMappingFromEntries(row.statuses ?? [], row.finals),
+      rateLimit: { perSecond: row.rate_limit_per_second, burst: row.rate_limit_burst },
+      pollIntervalSeconds: row.poll_interval_seconds,
+    })),
+    keys: keys.rows.map((row) => ({ providerId: row.provider_id, keyId: row.key_id, sha256: row.sha256 })),
+  };
+}
+
+/** Everything a partner client and the signed-payload check need for one provider (gateway, poller). */
+export interface ProviderSetup {
+  readonly client: PartnerClientConfig;
+  readonly payloadKeys: PartnerKey[];
+  readonly currencies: Record<string, string>;
+  readonly statusMapping: StatusMapping;
+  readonly enabled: boolean;
+  readonly pollIntervalSeconds: number;
+}
+
+export async function readProviderSetup(db: Db, providerId: string): Promise<ProviderSetup | undefined> {
+  const r = await db.query<{
+    enabled: boolean;
+    base_url: string;
+    auth_headers: Record<string, string>;
+    client_options: Record<string, unknown>;
+    poll_interval_seconds: number;
+    payload_keys:
+      { keyId: string; curve: Curve; publicKey: string; validFrom: string; validTo: string | null }[] | null;
+    currencies: Record<string, string> | null;
+    statuses: [string, string][] | null;
+    finals: string[];
+  }>(
+    `select p.enabled, p.base_url, p.auth_headers, p.client_options, p.poll_interval_seconds,
+       (select jsonb_agg(jsonb_build_object('keyId', k.key_id, 'curve', k.curve, 'publicKey', k.public_key,
+          'validFrom', k.valid_from, 'validTo', k.valid_to) order by k.valid_from, k.key_id)
+          from platform.provider_payload_keys k where k.provider_id = p.id) as payload_keys,
+       (select jsonb_object_agg(c.partner_currency_id, c.platform_currency_id)
+          from platform.provider_currency_map c where c.provider_id = p.id) as currencies,
+       (select jsonb_agg(jsonb_build_array(s.partner_status, s.internal_status))
+          from platform.provider_status_map s where s.provider_id = p.id) as statuses,
+       array(select f.status from platform.provider_final_statuses f where f.provider_id = p.id) as finals
+     from platform.providers p where p.id = $1`,
+    [providerId],
+  );
+  const row = r.rows[0];
+  if (!row) return undefined;
+  return {
+    client: parsePartnerClientConfig(
+      { provider: providerId, baseUrl: row.base_url, headers: row.auth_headers, ...row.client_options },
+      providerId,
+    ),
+    payloadKeys: (row.payload_keys ?? []).map((k) => ({
+      keyId: k.keyId,
+      curve: k.curve,
+      publicKey: k.publicKey.trim().startsWith('{')
+        ? (JSON.parse(k.publicKey) as JsonWebKeyLike)
+        : k.publicKey,
+      // jsonb renders timestamptz as ISO text with an offset ("2026-01-01T00:00:00+00:00").
+      validFrom: k.validFrom,
+      ...(k.validTo ? { validTo: k.validTo } : {}),
+    })),
+    currencies: row.currencies ?? {},
+    statusMapping: statusMappingFromEntries(row.statuses ?? [], row.finals),
+    enabled: row.enabled,
+    pollIntervalSeconds: row.poll_interval_seconds,
+  };
+}
+
+type JsonWebKeyLike = Exclude<PartnerKey['publicKey'], string>;
+
+/**
+ * The gateway's durable record of a swap the partner created: call it in the request (and, when there
+ * is one, the transaction) that records the creation, before the projector folds SwapCreated, so a
+ * status webhook that arrives at once finds the swap. Recording the same swap twice is harmless.
+ */
+export async function recordCreatedSwap(
+  db: Db,
+  swap: { swapId: string; providerId: string; createdAt: string },
+): Promise<void> {
+  await db.query(
+    `insert into platform.created_swaps (swap_id, provider_id, created_at) values ($1, $2, $3)
+     on conflict (swap_id, provider_id) do nothing`,
+    [swap.swapId, swap.providerId, swap.createdAt],
+  );
+}
