@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { projection } from '../db/client.ts';
 import { deleteRows, readRows, writeRows } from '../db/bulk.ts';
 import type { SwapEvent } from '../events/types.ts';
-import { eventFromJournal, foldEvent, foldUndecodable, rowKeys } from './fold.ts';
+import { deadLetterId, eventFromJournal, foldEvent, foldUndecodable, rowKeys } from './fold.ts';
 import { WorkingSet, type JournalRow, type Position, type UndecodableMessage } from './state.ts';
 
 export interface PositionedEvent {
@@ -12,6 +12,9 @@ export interface PositionedEvent {
 
 /** A message of the batch: a decoded event, or one that could not be decoded (a dead letter). */
 export type BatchItem = PositionedEvent | { position: Position; undecodable: UndecodableMessage };
+
+/** The advisory lock a batch holds shared and a promotion (ops/replay.ts) exclusively: no batch straddles it. */
+export const PROMOTE_LOCK = 0x51ed6e2;
 
 /** Decodes a dead letter's bytes again (a retry after a fix), or validates an operator's repaired event. */
 export interface RetryDecoder {
@@ -67,9 +70,22 @@ async function loadWorkingSet(
     ws.deadLetters.set(r.deadLetterId, { ...r, offset: BigInt(r.offset) });
   }
 
+  // A dead letter may be born and resolved in the same batch (replay reads a whole log at once).
+  const bornHere = new Map(
+    items.flatMap((i) =>
+      'undecodable' in i
+        ? [
+            [
+              deadLetterId(i.position),
+              { aggregateKey: i.undecodable.key, valueBase64: i.undecodable.valueBase64, status: 'open' },
+            ] as const,
+          ]
+        : [],
+    ),
+  );
   const touched: SwapEvent[] = [...events];
   for (const e of resolving) {
-    const dl = ws.deadLetters.get(e.payload.deadLetterId);
+    const dl = ws.deadLetters.get(e.payload.deadLetterId) ?? bornHere.get(e.payload.deadLetterId);
     if (!dl || dl.status !== 'open') continue;
     if (e.eventType === 'DeadLetterRetried') {
       if (!retry) throw new Error('a dead letter retry needs a decoder');
@@ -83,10 +99,10 @@ async function loadWorkingSet(
             `the event's key ${event.aggregateKey} is not the dead letter's key ${dl.aggregateKey}`,
           );
         }
-        ws.retryInputs.set(dl.deadLetterId, { event });
+        ws.retryInputs.set(e.payload.deadLetterId, { event });
         touched.push(event);
       } catch (err) {
-        ws.retryInputs.set(dl.deadLetterId, { error: (err as Error).message });
+        ws.retryInputs.set(e.payload.deadLetterId, { error: (err as Error).message });
       }
     }
     const held = await client.query(
@@ -210,6 +226,7 @@ export async function projectBatch(
   const nextOffset = last.position.offset + 1n;
   await client.query('begin');
   try {
+    await client.query('select pg_advisory_xact_lock_shared($1)', [PROMOTE_LOCK]);
     const cas = await client.query(
       'update projector_checkpoints set next_offset = $4 where topic = $1 and partition = $2 and next_offset = $3',
       [topic, partition, expectedNextOffset.toString(), nextOffset.toString()],

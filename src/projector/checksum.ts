@@ -13,6 +13,7 @@ export const CHECKSUM_TABLES: readonly { table: string; orderBy: string }[] = [
   { table: 'event_journal', orderBy: 'topic, partition, "offset"' },
   { table: 'reconciliation_queue', orderBy: 'swap_id' },
   { table: 'reconciliations', orderBy: 'swap_id' },
+  { table: 'dead_letters', orderBy: 'dead_letter_id' },
   { table: 'projector_checkpoints', orderBy: 'topic, partition' },
 ];
 

@@ -5,6 +5,9 @@ import { dbMigrateCommand } from './db.ts';
 import { simCommand } from './sim.ts';
 import { topicsCreateCommand } from './topics.ts';
 import { projectorRunCommand } from './projector.ts';
+import { replayCommand, replayDropCommand, replayListCommand, replayPromoteCommand } from './replay.ts';
+import { dlqDiscardCommand, dlqListCommand, dlqRetryCommand } from './dlq.ts';
+import { swapCorrectCommand, swapShowCommand } from './swap.ts';
 import {
   providerAddCommand,
   providerListCommand,
@@ -19,6 +22,15 @@ export const commands: readonly Command[] = [
   dbMigrateCommand,
   topicsCreateCommand,
   projectorRunCommand,
+  replayCommand,
+  replayPromoteCommand,
+  replayListCommand,
+  replayDropCommand,
+  dlqListCommand,
+  dlqRetryCommand,
+  dlqDiscardCommand,
+  swapShowCommand,
+  swapCorrectCommand,
   payloadVerifyCommand,
   simCommand,
   providerAddCommand,

@@ -161,7 +161,9 @@ export const eventJournal = pgTable(
   (t) => [
     uniqueIndex('event_journal_position_idx').on(t.topic, t.partition, t.offset),
     index('event_journal_swap_idx').on(t.swapId, t.topic, t.partition, t.offset),
-    index('event_journal_parked_idx').on(t.aggregateKey, t.offset).where(sql`${t.outcome} = 'parked'`),
+    index('event_journal_parked_idx')
+      .on(t.aggregateKey, t.offset)
+      .where(sql`${t.outcome} = 'parked'`),
     check('event_journal_outcome_chk', sql`${t.outcome} in ('applied', 'rejected', 'noop', 'parked')`),
   ],
 );
@@ -209,7 +211,9 @@ export const deadLetters = pgTable(
     resolution: text('resolution'),
   },
   (t) => [
-    index('dead_letters_open_idx').on(t.aggregateKey).where(sql`${t.status} = 'open'`),
+    index('dead_letters_open_idx')
+      .on(t.aggregateKey)
+      .where(sql`${t.status} = 'open'`),
     check('dead_letters_status_chk', sql`${t.status} in ('open', 'retried', 'discarded')`),
   ],
 );

@@ -1,0 +1,25 @@
+import type { Config } from '../config/config.ts';
+import { openAppender } from '../events/index.ts';
+import type { SwapEvent } from '../events/types.ts';
+import { OperatorInputError } from '../ops/operator-events.ts';
+import { UsageError } from './command.ts';
+
+/** Appends one operator event and waits for Kafka's acknowledgement. */
+export async function appendOperatorEvent(config: Config, event: SwapEvent): Promise<void> {
+  const appender = await openAppender(config, 'ops');
+  try {
+    await appender.append(event);
+  } finally {
+    await appender.stop();
+  }
+}
+
+/** Operator mistakes (bad input, unknown or resolved dead letter) are usage errors: exit 2, nothing appended. */
+export async function asUsage<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof OperatorInputError) throw new UsageError(e.message);
+    throw e;
+  }
+}

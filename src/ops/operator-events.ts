@@ -1,0 +1,127 @@
+import { uuidv7 } from '../events/ids.ts';
+import type { PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
+import { isDecimalText } from '../money/decimal.ts';
+
+/** Events an operator appends (source `ops`). Validation happens here, so bad input changes nothing. */
+
+export class OperatorInputError extends Error {
+  override name = 'OperatorInputError';
+}
+
+function opsEnvelope<T extends 'SwapCorrected' | 'DeadLetterRetried' | 'DeadLetterDiscarded'>(
+  type: T,
+  key: string,
+  providerId: string,
+  payload: PayloadByType[T],
+  now: Date,
+): SwapEventOf<T> {
+  const time = now.toISOString();
+  return {
+    eventId: uuidv7(now.getTime()),
+    eventType: type,
+    // Swap keys are bare swap ids; request:/quote: keys are not swaps.
+    swapId: key.includes(':') ? null : key,
+    aggregateKey: key,
+    providerId,
+    source: 'ops',
+    occurredAt: time,
+    recordedAt: time,
+    payload,
+  } as SwapEventOf<T>;
+}
+
+function requireText(name: string, value: string | undefined): string {
+  if (value === undefined || value.trim() === '') throw new OperatorInputError(`${name} is required`);
+  return value.trim();
+}
+
+function optionalAmount(name: string, value: string | undefined): string | null {
+  if (value === undefined) return null;
+  if (!isDecimalText(value) || value.startsWith('-')) {
+    throw new OperatorInputError(`${name} must be a non-negative decimal amount, got "${value}"`);
+  }
+  return value;
+}
+
+export interface CorrectionInput {
+  swapId: string;
+  providerId: string;
+  by: string | undefined;
+  reason: string | undefined;
+  status?: string;
+  final?: string;
+  amount?: string;
+  providerFees?: string;
+  referralFees?: string;
+  payoutNetworkFees?: string;
+}
+
+export function correctionEvent(input: CorrectionInput, now = new Date()): SwapEventOf<'SwapCorrected'> {
+  const operator = requireText('--by', input.by);
+  const reason = requireText('--reason', input.reason);
+  let final: boolean | null = null;
+  if (input.status !== undefined) {
+    if (!/^[A-Z_]{2,40}$/.test(input.status))
+      throw new OperatorInputError(`--status "${input.status}" is not an internal status`);
+    if (input.final !== 'true' && input.final !== 'false') {
+      throw new OperatorInputError(
+        '--status needs --final true|false: finality is decided by the operator, not guessed',
+      );
+    }
+    final = input.final === 'true';
+  } else if (input.final !== undefined) {
+    throw new OperatorInputError('--final goes with --status');
+  }
+  const payload: PayloadByType['SwapCorrected'] = {
+    operator,
+    reason,
+    status: input.status ?? null,
+    final,
+    amount: optionalAmount('--amount', input.amount),
+    providerFees: optionalAmount('--provider-fee', input.providerFees),
+    referralFees: optionalAmount('--referral-fee', input.referralFees),
+    payoutNetworkFees: optionalAmount('--payout-network-fee', input.payoutNetworkFees),
+  };
+  const { operator: _o, reason: _r, ...changes } = payload;
+  if (Object.values(changes).every((v) => v === null)) {
+    throw new OperatorInputError('nothing to correct: give --status, --amount or a fee');
+  }
+  return opsEnvelope('SwapCorrected', input.swapId, input.providerId, payload, now);
+}
+
+export function deadLetterRetriedEvent(
+  deadLetter: { deadLetterId: string; aggregateKey: string },
+  input: { by: string | undefined; reason?: string; replacementEventJson?: string },
+  now = new Date(),
+): SwapEvent {
+  return opsEnvelope(
+    'DeadLetterRetried',
+    deadLetter.aggregateKey,
+    '-',
+    {
+      deadLetterId: deadLetter.deadLetterId,
+      operator: requireText('--by', input.by),
+      reason: input.reason?.trim() || null,
+      replacementEventJson: input.replacementEventJson ?? null,
+    },
+    now,
+  );
+}
+
+export function deadLetterDiscardedEvent(
+  deadLetter: { deadLetterId: string; aggregateKey: string },
+  input: { by: string | undefined; reason: string | undefined },
+  now = new Date(),
+): SwapEvent {
+  return opsEnvelope(
+    'DeadLetterDiscarded',
+    deadLetter.aggregateKey,
+    '-',
+    {
+      deadLetterId: deadLetter.deadLetterId,
+      operator: requireText('--by', input.by),
+      reason: requireText('--reason', input.reason),
+    },
+    now,
+  );
+}

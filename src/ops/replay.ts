@@ -1,0 +1,309 @@
+import type { Kafka } from 'kafkajs';
+import pg from 'pg';
+import { uuidv7 } from '../events/ids.ts';
+import type { EventCodec } from '../events/codec.ts';
+import { assertIdentifier, createPool } from '../db/client.ts';
+import { migrateProjection } from '../db/migrate.ts';
+import { PROMOTE_LOCK, projectBatch, readCheckpoint, type BatchItem } from '../projector/batch.ts';
+import { stateChecksum, type StateChecksum } from '../projector/checksum.ts';
+import { EventDecodeError } from '../events/codec.ts';
+import { ensureFinanceViews } from '../ledger/finance-views.ts';
+import type { Logger } from '../observability/log.ts';
+
+/** Where a replay stops: every partition's end, given end offsets (exclusive), or a point in time. */
+export type ReplayUntil =
+  { kind: 'end' } | { kind: 'offsets'; offsets: Map<number, bigint> } | { kind: 'time'; time: Date };
+
+export interface ReplayProgress {
+  done: number;
+  total: number;
+  eventsPerSecond: number;
+  remainingSeconds: number | undefined;
+}
+
+export interface ReplayOptions {
+  databaseUrl: string;
+  kafka: Kafka;
+  codec: EventCodec;
+  topic: string;
+  liveSchema: string;
+  until?: ReplayUntil;
+  /** Events folded per transaction. */
+  batchEvents?: number;
+  onProgress?: (p: ReplayProgress) => void;
+  logger: Logger;
+}
+
+export interface ReplayResult {
+  schema: string;
+  events: number;
+  endOffsets: Map<number, bigint>;
+  rebuilt: StateChecksum;
+  live: StateChecksum | undefined;
+  equal: boolean;
+  seconds: number;
+}
+
+/** `<live>_<tag>_<UTC timestamp>`: sortable, and recognisable by `replay list` and `replay drop`. */
+export function derivedSchemaName(live: string, tag: 'replay' | 'prev', now = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:TZ.]/g, '')
+    .slice(0, 17);
+  return assertIdentifier(`${live}_${tag}_${stamp}`);
+}
+
+/** Parses `--to-offset`: `N` (every partition) or `p:N,p:N` (the partitions named; the rest to their end). */
+export function parseToOffset(text: string): ReplayUntil {
+  const offsets = new Map<number, bigint>();
+  if (/^\d+$/.test(text)) return { kind: 'offsets', offsets: new Map([[-1, BigInt(text)]]) };
+  for (const part of text.split(',')) {
+    const m = /^(\d+):(\d+)$/.exec(part.trim());
+    if (!m) throw new Error(`--to-offset: "${part}" is not <partition>:<offset>`);
+    offsets.set(Number(m[1]), BigInt(m[2]!));
+  }
+  return { kind: 'offsets', offsets };
+}
+
+async function endOffsets(kafka: Kafka, topic: string, until: ReplayUntil): Promise<Map<number, bigint>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const highs = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, BigInt(p.high)]));
+    if (until.kind === 'end') return highs;
+    if (until.kind === 'offsets') {
+      const all = until.offsets.get(-1);
+      return new Map(
+        [...highs].map(([p, high]) => {
+          const wanted = all ?? until.offsets.get(p) ?? high;
+          return [p, wanted < high ? wanted : high];
+        }),
+      );
+    }
+    // The first offset stamped after the point in time is where each partition stops.
+    const after = await admin.fetchTopicOffsetsByTimestamp(topic, until.time.getTime() + 1);
+    return new Map(
+      after.map((p) => {
+        const high = highs.get(p.partition) ?? 0n;
+        const o = BigInt(p.offset);
+        return [p.partition, o < 0n || o > high ? high : o];
+      }),
+    );
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function withClient<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    return await fn(c);
+  } finally {
+    c.release();
+  }
+}
+
+async function schemaExists(client: pg.ClientBase, schema: string): Promise<boolean> {
+  const r = await client.query('select 1 from information_schema.schemata where schema_name = $1', [schema]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/**
+ * Rebuilds every projected table from offset 0 into a fresh schema with the projector's own fold and
+ * batch writer (set-based statements, thousands of events per transaction), then compares checksums
+ * with the live state. Memory stays bounded: messages are folded as they are fetched.
+ */
+export async function replay(options: ReplayOptions): Promise<ReplayResult> {
+  const started = Date.now();
+  const { kafka, codec, topic, logger } = options;
+  const until = options.until ?? { kind: 'end' };
+  const ends = await endOffsets(kafka, topic, until);
+  const total = [...ends.values()].reduce((a, b) => a + b, 0n);
+  const schema = derivedSchemaName(options.liveSchema, 'replay');
+  await migrateProjection(options.databaseUrl, schema);
+  const pool = createPool(options.databaseUrl, {
+    searchPath: schema,
+    max: 2,
+    applicationName: 'swap-ledger-replay',
+  });
+  const batchEvents = options.batchEvents ?? 5000;
+  let done = 0;
+  const report = () => {
+    const seconds = (Date.now() - started) / 1000;
+    const rate = seconds > 0 ? done / seconds : 0;
+    options.onProgress?.({
+      done,
+      total: Number(total),
+      eventsPerSecond: Math.round(rate),
+      remainingSeconds: rate > 0 ? Math.round((Number(total) - done) / rate) : undefined,
+    });
+  };
+  const timer = setInterval(report, 1000);
+  timer.unref();
+
+  const consumer = kafka.consumer({
+    groupId: `swap-ledger-replay-${uuidv7()}`,
+    maxBytesPerPartition: 8 * 1024 * 1024,
+    maxBytes: 32 * 1024 * 1024,
+  });
+  const retry = {
+    decode: (b: Buffer) => codec.decode(b),
+    parseReplacement: (j: string) => codec.parseEventJson(j),
+  };
+  try {
+    const pending = new Set([...ends].filter(([, end]) => end > 0n).map(([p]) => p));
+    if (pending.size > 0) {
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        consumer
+          .run({
+            autoCommit: false,
+            eachBatchAutoResolve: false,
+            eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+              const end = ends.get(batch.partition) ?? 0n;
+              const messages = batch.messages.filter((m) => BigInt(m.offset) < end);
+              try {
+                await withClient(pool, async (client) => {
+                  let next = await readCheckpoint(client, topic, batch.partition);
+                  const todo = messages.filter((m) => BigInt(m.offset) >= next);
+                  for (let i = 0; i < todo.length; i += batchEvents) {
+                    const chunk = todo.slice(i, i + batchEvents);
+                    const items: BatchItem[] = [];
+                    for (const m of chunk) {
+                      const position = { topic, partition: batch.partition, offset: BigInt(m.offset) };
+                      try {
+                        if (!m.value) throw new EventDecodeError('the message has no value');
+                        items.push({ position, event: await codec.decode(m.value) });
+                      } catch (e) {
+                        if (!(e instanceof EventDecodeError)) throw e;
+                        items.push({
+                          position,
+                          undecodable: {
+                            position,
+                            key: m.key?.toString('utf8') ?? '',
+                            reason: e.message,
+                            valueBase64: m.value?.toString('base64') ?? '',
+                            timestamp: new Date(Number(m.timestamp)).toISOString(),
+                          },
+                        });
+                      }
+                    }
+                    const result = await projectBatch(client, topic, batch.partition, next, items, {}, retry);
+                    if (!result.ok)
+                      throw new Error(`replay checkpoint of partition ${batch.partition} moved unexpectedly`);
+                    next = result.nextOffset;
+                    done += chunk.length;
+                    await heartbeat();
+                  }
+                  if (next >= end) {
+                    pending.delete(batch.partition);
+                    consumer.pause([{ topic, partitions: [batch.partition] }]);
+                  }
+                });
+                if (batch.messages.length > 0) resolveOffset(batch.lastOffset());
+                if (pending.size === 0) resolve();
+              } catch (e) {
+                reject(e as Error);
+                throw e;
+              }
+            },
+          })
+          .catch(reject);
+      });
+    }
+  } finally {
+    clearInterval(timer);
+    await consumer.disconnect().catch(() => {});
+  }
+  report();
+  const rebuilt = await withClient(pool, (c) => stateChecksum(c, schema));
+  const live = await withClient(pool, async (c) =>
+    (await schemaExists(c, options.liveSchema)) ? stateChecksum(c, options.liveSchema) : undefined,
+  );
+  await pool.end();
+  logger.info({ schema, events: done, seconds: (Date.now() - started) / 1000 }, 'replay finished');
+  return {
+    schema,
+    events: done,
+    endOffsets: ends,
+    rebuilt,
+    live,
+    equal: live?.checksum === rebuilt.checksum,
+    seconds: (Date.now() - started) / 1000,
+  };
+}
+
+/**
+ * Makes `rebuilt` the live schema in one transaction: the live one is renamed to `<live>_prev_<time>` and
+ * kept until `replay drop`; the finance views and grants are created again over the new live tables.
+ */
+export async function promote(
+  databaseUrl: string,
+  live: string,
+  rebuilt: string,
+): Promise<{ previous: string }> {
+  assertIdentifier(live);
+  assertIdentifier(rebuilt);
+  if (live === rebuilt) throw new Error(`${rebuilt} is already the live schema`);
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('begin');
+    await client.query('select pg_advisory_xact_lock($1)', [PROMOTE_LOCK]);
+    if (!(await isProjectionSchema(client, rebuilt)))
+      throw new Error(`${rebuilt} is not a projection schema`);
+    const previous = derivedSchemaName(live, 'prev');
+    if (await schemaExists(client, live)) await client.query(`alter schema ${live} rename to ${previous}`);
+    await client.query(`alter schema ${rebuilt} rename to ${live}`);
+    await ensureFinanceViews(client, live);
+    await client.query('commit');
+    return { previous };
+  } catch (e) {
+    await client.query('rollback').catch(() => {});
+    throw e;
+  } finally {
+    await client.end();
+  }
+}
+
+async function isProjectionSchema(client: pg.ClientBase, schema: string): Promise<boolean> {
+  const r = await client.query(
+    `select 1 from information_schema.tables where table_schema = $1 and table_name = 'projector_checkpoints'`,
+    [schema],
+  );
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** Projection schemas beside the live one: rebuilt (`_replay_`) and previous (`_prev_`) ones. */
+export async function listProjectionSchemas(databaseUrl: string, live: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const r = await client.query<{ table_schema: string }>(
+      `select table_schema from information_schema.tables where table_name = 'projector_checkpoints'
+       and (table_schema = $1 or table_schema like $1 || '\\_replay\\_%' or table_schema like $1 || '\\_prev\\_%')
+       order by table_schema`,
+      [live],
+    );
+    return r.rows.map((row) => row.table_schema);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops a rebuilt or previous projection schema; never the live one. */
+export async function dropProjectionSchema(databaseUrl: string, live: string, schema: string): Promise<void> {
+  assertIdentifier(schema);
+  if (schema === live) throw new Error(`${schema} is the live schema; it is never dropped`);
+  if (!(await listProjectionSchemas(databaseUrl, live)).includes(schema)) {
+    throw new Error(`${schema} is not a rebuilt or previous projection schema of ${live}`);
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`drop schema ${schema} cascade`);
+  } finally {
+    await client.end();
+  }
+}
