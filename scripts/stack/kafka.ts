@@ -1,19 +1,60 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { kafkaHealth } from '../../src/ops/health.ts';
 import { mvn } from './maven.ts';
 import { KAFKA_VERSION, repoRoot, stackPaths, stackPorts } from './paths.ts';
-import { markerArg, runningPid, startDetached, waitUntilReady, type ServiceProcess } from './process.ts';
+import {
+  markerArg,
+  runningPid,
+  startDetached,
+  stopService,
+  waitUntilReady,
+  type ServiceProcess,
+} from './process.ts';
 
-function kafkaService(): ServiceProcess {
-  const { kafkaDir } = stackPaths();
+/**
+ * A broker of the native stack. The default instance `kafka` is the stack's (STACK_KAFKA_PORT,
+ * .stack/kafka); another name is a private broker with its own ports, data dir (.stack/kafka-<name>)
+ * and marker, which a test may stop and start without touching the shared one.
+ */
+export interface KafkaInstance {
+  readonly name: string;
+  readonly port: number;
+  readonly controllerPort: number;
+  readonly dir: string;
+}
+
+const INSTANCE_NAME = /^[a-z0-9][a-z0-9-]{0,40}$/;
+
+export function kafkaInstance(
+  name = 'kafka',
+  ports?: { port: number; controllerPort: number },
+): KafkaInstance {
+  if (name === 'kafka') {
+    const { kafka, kafkaController } = stackPorts();
+    return {
+      name,
+      port: ports?.port ?? kafka,
+      controllerPort: ports?.controllerPort ?? kafkaController,
+      dir: stackPaths().kafkaDir,
+    };
+  }
+  if (!INSTANCE_NAME.test(name)) throw new Error(`Kafka instance name "${name}" must be [a-z0-9-]`);
+  if (!ports) throw new Error(`Kafka instance ${name} needs its own ports`);
+  return { name, ...ports, dir: join(stackPaths().dir, `kafka-${name}`) };
+}
+
+const DEFAULT_INSTANCE = (): KafkaInstance => kafkaInstance();
+
+function kafkaService(instance: KafkaInstance = DEFAULT_INSTANCE()): ServiceProcess {
+  const isDefault = instance.name === 'kafka';
   return {
-    name: `Kafka ${KAFKA_VERSION}`,
-    marker: markerArg('kafka'),
-    pidFile: join(kafkaDir, 'kafka.pid'),
-    logFile: join(kafkaDir, 'kafka.log'),
+    name: isDefault ? `Kafka ${KAFKA_VERSION}` : `Kafka ${KAFKA_VERSION} (${instance.name})`,
+    marker: markerArg(isDefault ? 'kafka' : `kafka-${instance.name}`),
+    pidFile: join(instance.dir, 'kafka.pid'),
+    logFile: join(instance.dir, 'kafka.log'),
   };
 }
 
@@ -36,8 +77,8 @@ function classpath(kafkaDir: string): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-function writeConfig(kafkaDir: string): string {
-  const { kafka, kafkaController } = stackPorts();
+function writeConfig(instance: KafkaInstance): string {
+  const { port: kafka, controllerPort: kafkaController, dir: kafkaDir } = instance;
   const props = join(kafkaDir, 'server.properties');
   writeFileSync(
     props,
@@ -102,19 +143,22 @@ function formatStorage(cp: string, props: string, kafkaDir: string): void {
   if (r.status !== 0) throw new Error(`Kafka storage format failed:\n${r.stdout}\n${r.stderr}`);
 }
 
-export function kafkaBrokers(): string {
-  return `127.0.0.1:${stackPorts().kafka}`;
+export function kafkaBrokers(instance: KafkaInstance = DEFAULT_INSTANCE()): string {
+  return `127.0.0.1:${instance.port}`;
 }
 
 export async function kafkaAnswers(brokers: string, timeoutMs = 3000): Promise<boolean> {
   return (await kafkaHealth(brokers.split(','), timeoutMs)).healthy;
 }
 
-export async function startKafka(log: (line: string) => void): Promise<void> {
-  const svc = kafkaService();
-  const { kafkaDir } = stackPaths();
+export async function startKafka(
+  log: (line: string) => void,
+  instance: KafkaInstance = DEFAULT_INSTANCE(),
+): Promise<void> {
+  const svc = kafkaService(instance);
+  const kafkaDir = instance.dir;
   mkdirSync(kafkaDir, { recursive: true });
-  const brokers = kafkaBrokers();
+  const brokers = kafkaBrokers(instance);
   if (runningPid(svc) !== undefined) {
     await waitUntilReady(svc, () => kafkaAnswers(brokers), 60_000);
     log(`Kafka already running at ${brokers}`);
@@ -125,16 +169,18 @@ export async function startKafka(log: (line: string) => void): Promise<void> {
       `something else already answers as Kafka on ${brokers}; set STACK_KAFKA_PORT to another port`,
     );
   }
-  const cp = classpath(kafkaDir);
-  const props = writeConfig(kafkaDir);
+  // The jars are resolved once, for every instance, in the default instance's folder.
+  const cp = classpath(stackPaths().kafkaDir);
+  const props = writeConfig(instance);
   formatStorage(cp, props, kafkaDir);
+  const isDefault = instance.name === 'kafka';
   startDetached(
     svc,
     'java',
     [
-      markerArg('kafka'),
+      svc.marker,
       '-Xms256m',
-      '-Xmx768m',
+      isDefault ? '-Xmx768m' : '-Xmx384m',
       '-XX:+UseG1GC',
       '-Djava.awt.headless=true',
       `-Dlog4j.configuration=file:${join(kafkaDir, 'log4j.properties')}`,
@@ -147,7 +193,19 @@ export async function startKafka(log: (line: string) => void): Promise<void> {
     { cwd: kafkaDir },
   );
   await waitUntilReady(svc, () => kafkaAnswers(brokers), 90_000);
-  log(`Kafka ${KAFKA_VERSION} ready at ${brokers}`);
+  log(`Kafka ${KAFKA_VERSION} ready at ${brokers}${isDefault ? '' : ` (instance ${instance.name})`}`);
+}
+
+/** Stops the instance's broker (SIGTERM, then SIGKILL after the grace); its data stays for a restart. */
+export async function stopKafka(instance: KafkaInstance, graceMs = 15_000): Promise<boolean> {
+  return stopService(kafkaService(instance), graceMs);
+}
+
+/** Stops a private instance and deletes its folder (never the stack's own broker). */
+export async function removeKafkaInstance(instance: KafkaInstance): Promise<void> {
+  if (instance.name === 'kafka') throw new Error("the stack's own Kafka is not removed this way");
+  await stopKafka(instance, 5000);
+  rmSync(instance.dir, { recursive: true, force: true });
 }
 
 export { kafkaService };
