@@ -361,7 +361,7 @@ export interface ProviderRuntime {
 
 export interface RegistryData {
   readonly providers: ProviderRuntime[];
-  /** Keys that authenticate: not revoked, of enabled providers. */
+  /** Keys not revoked (a disabled provider's keys included: authentication refuses them by its flag). */
   readonly keys: ApiKeyEntry[];
 }
 
@@ -383,8 +383,7 @@ export async function readRegistry(db: Db): Promise<RegistryData> {
   );
   const keys = await db.query<{ provider_id: string; key_id: string; sha256: string }>(
     `select k.provider_id, k.key_id, k.sha256 from platform.provider_api_keys k
-     join platform.providers p on p.id = k.provider_id
-     where k.revoked_at is null and p.enabled`,
+     where k.revoked_at is null`,
   );
   return {
     providers: providers.rows.map((row) => ({

@@ -290,6 +290,25 @@ ${extra}
     ]);
   });
 
+  it('db migrate applies the platform migrations and the projection ones', async () => {
+    const schema = uniqueName('migrated', '_');
+    const io = capture();
+    expect(await main(['db', 'migrate', '--schema', schema], io)).toBe(0);
+    expect(io.out).toEqual([
+      'migrations applied to schema platform',
+      `migrations applied to schema ${schema}`,
+    ]);
+    const tables = await pool.query<{ n: number }>(
+      `select count(*)::int as n from information_schema.tables where table_schema = $1 and table_name = 'swaps'`,
+      [schema],
+    );
+    expect(tables.rows[0]!.n).toBe(1);
+    const journal = await pool.query<{ n: number }>(
+      'select count(*)::int as n from platform.__drizzle_migrations',
+    );
+    expect(journal.rows[0]!.n).toBeGreaterThanOrEqual(1);
+  });
+
   it('recordCreatedSwap: the gateway record, idempotent', async () => {
     const swapId = uniqueName('swap');
     const rec = { swapId, providerId: 'p', createdAt: '2026-11-01T12:00:00.000Z' };

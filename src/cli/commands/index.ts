@@ -15,6 +15,7 @@ import {
   providerRevokeKeyCommand,
   providerRotateKeyCommand,
 } from './provider.ts';
+import { webhookServeCommand } from './webhook.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
@@ -38,4 +39,5 @@ export const commands: readonly Command[] = [
   providerRotateKeyCommand,
   providerRevokeKeyCommand,
   providerLoadCommand,
+  webhookServeCommand,
 ];

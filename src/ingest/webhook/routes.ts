@@ -1,0 +1,199 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppendTimeoutError } from '../../events/producer.ts';
+import { uuidv7 } from '../../events/ids.ts';
+import type { SwapEventOf } from '../../events/types.ts';
+import { isDecimalText } from '../../money/decimal.ts';
+import { mapStatus } from '../status-mapping.ts';
+import { authenticateWebhook, UNAUTHORIZED_BODY } from './auth.ts';
+import { rateLimitHeaders } from './rate-limit.ts';
+import type { WebhookDeps } from './server.ts';
+
+/**
+ * POST /webhook/:swapId/status (partner interface v2), checked in this order:
+ *   401 key missing or wrong, provider unknown or disabled, or key of another provider than `providerId`
+ *   420 the provider's rate limit is exceeded (after authentication: nobody drains another's bucket)
+ *   400 body not JSON, a field missing or mistyped, an amount or fee not a decimal (413: body too large)
+ *   404 no swap of that provider with that id, in the projection or in the gateway's created_swaps
+ *   422 providerStatus not in the provider's mapping
+ *   405 the swap is already final (as far as the projection shows)
+ *   200 {"message":"queued"} once Kafka acknowledged the StatusReported event (acks = all)
+ *   503 Kafka did not acknowledge within KAFKA_SEND_TIMEOUT_MS (never "queued"); 500 anything else.
+ * A refusal stores nothing; each response is counted by status and each refusal logged with its reason.
+ */
+
+export const STATUS_ROUTE = '/webhook/:swapId/status';
+
+/** A body that could not be parsed: kept so authentication still runs first, then answered with 400. */
+export class UnparsedBody {
+  constructor(readonly problem: string) {}
+}
+
+/** What the route learned about a request, for the log line and the metric. */
+export interface WebhookRequestState {
+  /** The authenticated provider. */
+  provider?: string;
+  /** What an unauthenticated caller claimed in the body (truncated), for the log. */
+  claimedProvider?: string;
+  reason?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    webhook: WebhookRequestState | null;
+  }
+}
+
+interface StatusBody {
+  providerId: string;
+  providerStatus: string;
+  amount: string;
+  providerFees?: string | null;
+  networkFees?: string | null;
+  payinTransactionId?: string | null;
+  transactionHash?: string | null;
+}
+
+const optionalText = (maxLength: number) => ({ type: ['string', 'null'], maxLength });
+
+export const statusBodySchema = {
+  type: 'object',
+  required: ['providerId', 'providerStatus', 'amount'],
+  properties: {
+    providerId: { type: 'string', minLength: 1, maxLength: 64 },
+    providerStatus: { type: 'string', minLength: 1, maxLength: 100 },
+    amount: { type: 'string', maxLength: 100 },
+    providerFees: optionalText(100),
+    networkFees: optionalText(100),
+    payinTransactionId: optionalText(256),
+    transactionHash: optionalText(256),
+  },
+} as const;
+
+const paramsSchema = {
+  type: 'object',
+  required: ['swapId'],
+  properties: { swapId: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
+function refuse(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  reason: string,
+  body: Record<string, string>,
+): FastifyReply {
+  request.webhook = { ...request.webhook, reason };
+  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/** Amounts and fees: decimal text, not negative; "" means "not known yet" (the fold treats it so). */
+function badMoney(body: StatusBody): string | undefined {
+  for (const field of ['amount', 'providerFees', 'networkFees'] as const) {
+    const v = body[field];
+    if (v === undefined || v === null || v === '') continue;
+    if (!isDecimalText(v)) return `${field} must be a decimal number written as a string`;
+    if (v.startsWith('-')) return `${field} must not be negative`;
+  }
+  return undefined;
+}
+
+export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): void {
+  app.post<{ Params: { swapId: string }; Body: StatusBody }>(
+    STATUS_ROUTE,
+    {
+      schema: { params: paramsSchema, body: statusBodySchema },
+      // Authentication, then the rate limit, then an unparsable body: before the schema is checked.
+      preValidation: async (request, reply) => {
+        const body = request.body as unknown;
+        const claimed =
+          typeof body === 'object' && body !== null && !(body instanceof UnparsedBody)
+            ? (body as Record<string, unknown>).providerId
+            : undefined;
+        const auth = authenticateWebhook(deps.registry.snapshot(), request.headers['x-api-key'], claimed);
+        if (!auth.ok) {
+          request.webhook = {
+            reason: `unauthorized: ${auth.reason}`,
+            // For the log only: what the caller claimed, bounded; never a key or a digest.
+            ...(typeof claimed === 'string' ? { claimedProvider: claimed.slice(0, 64) } : {}),
+          };
+          return reply.code(401).type('application/json; charset=utf-8').send(UNAUTHORIZED_BODY);
+        }
+        request.webhook = { provider: auth.provider.id };
+        const limit = deps.rateLimiter.take(auth.provider.id, auth.provider.rateLimit);
+        reply.headers(rateLimitHeaders(limit));
+        if (!limit.allowed)
+          return refuse(request, reply, 420, 'rate limit exceeded', { error: 'rate limit exceeded' });
+        if (body instanceof UnparsedBody)
+          return refuse(request, reply, 400, body.problem, { error: body.problem });
+        if (typeof body !== 'object' || body === null || Array.isArray(body))
+          return refuse(request, reply, 400, 'body must be a JSON object', {
+            error: 'body must be a JSON object',
+          });
+        return undefined;
+      },
+    },
+    async (request, reply) => {
+      const { swapId } = request.params;
+      const body = request.body;
+      const providerId = request.webhook!.provider!;
+      const money = badMoney(body);
+      if (money) return refuse(request, reply, 400, money, { error: money });
+
+      const swap = await deps.swaps.find(swapId, providerId);
+      if (!swap)
+        return refuse(request, reply, 404, 'no matching swap', {
+          error: 'no swap matches this swapId and providerId',
+          transactionId: swapId,
+        });
+
+      const provider = deps.registry.snapshot().providers.get(providerId);
+      const mapped = provider ? mapStatus(provider.statusMapping, body.providerStatus) : undefined;
+      if (!mapped)
+        return refuse(request, reply, 422, 'providerStatus not mapped', {
+          error: 'providerStatus is not recognized; nothing was stored',
+        });
+      if (swap.final) {
+        reply.header('allow', 'POST');
+        return refuse(request, reply, 405, 'swap already final', { error: 'the swap is already final' });
+      }
+
+      const now = deps.now().toISOString();
+      const event: SwapEventOf<'StatusReported'> = {
+        eventId: uuidv7(),
+        eventType: 'StatusReported',
+        swapId,
+        aggregateKey: swapId,
+        providerId,
+        source: 'webhook',
+        occurredAt: now,
+        recordedAt: now,
+        payload: {
+          providerStatus: mapped.providerStatus,
+          status: mapped.status,
+          final: mapped.final,
+          amount: body.amount,
+          providerFees: body.providerFees ?? null,
+          // The interface's networkFees is the referral or extra fee; the webhook carries no payout network fee.
+          referralFees: body.networkFees ?? null,
+          payoutNetworkFees: null,
+          payinTransactionId: body.payinTransactionId ?? null,
+          payoutTransactionId: body.transactionHash ?? null,
+          quoteId: null,
+        },
+      };
+      try {
+        await deps.appender.append(event);
+      } catch (e) {
+        if (e instanceof AppendTimeoutError) {
+          reply.header('retry-after', '1');
+          return refuse(request, reply, 503, 'Kafka did not acknowledge in time', {
+            error: 'the update was not accepted in time; retry later',
+          });
+        }
+        throw e;
+      }
+      request.webhook = { ...request.webhook, reason: `queued ${event.eventId}` };
+      return reply.code(200).send({ message: 'queued' });
+    },
+  );
+}

@@ -1,0 +1,159 @@
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+} from 'fastify';
+import type { EventAppender } from '../../events/producer.ts';
+import type { Logger } from '../../observability/log.ts';
+import {
+  MetricsRegistry,
+  PROMETHEUS_CONTENT_TYPE,
+  type Counter,
+  type Histogram,
+} from '../../observability/metrics.ts';
+import type { RegistrySnapshot } from '../../providers/cache.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { registerStatusRoute, STATUS_ROUTE, UnparsedBody } from './routes.ts';
+
+/** Where the webhook finds a swap: the projection, or the gateway's record of a just-created swap. */
+export interface SwapLookup {
+  /** The swap with this id that belongs to this provider, or undefined (another provider's is "none"). */
+  find(swapId: string, providerId: string): Promise<{ final: boolean } | undefined>;
+}
+
+export interface WebhookMetrics {
+  readonly registry: MetricsRegistry;
+  readonly responses: Counter;
+  readonly duration: Histogram;
+  readonly batchMessages: Histogram;
+}
+
+export function createWebhookMetrics(registry: MetricsRegistry = new MetricsRegistry()): WebhookMetrics {
+  return {
+    registry,
+    responses: registry.counter(
+      'webhook_responses_total',
+      'Status webhook responses by authenticated provider ("none" before authentication) and HTTP status',
+      ['provider', 'status'],
+    ),
+    duration: registry.histogram(
+      'webhook_request_duration_seconds',
+      'Status webhook time from request to response, by HTTP status',
+      ['status'],
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    ),
+    batchMessages: registry.histogram(
+      'event_append_batch_messages',
+      'Events carried by each Kafka produce request of the event appender',
+      [],
+      [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+    ),
+  };
+}
+
+export interface WebhookDeps {
+  readonly appender: Pick<EventAppender, 'append'>;
+  readonly swaps: SwapLookup;
+  readonly registry: { snapshot(): RegistrySnapshot };
+  readonly logger: Logger;
+  readonly metrics: WebhookMetrics;
+  readonly rateLimiter: RateLimiter;
+  readonly bodyLimitBytes: number;
+  readonly now: () => Date;
+}
+
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/**
+ * The webhook HTTP server (not yet listening): the status route, GET /metrics (Prometheus text; no
+ * authentication, so keep the server on loopback or behind a proxy that hides /metrics), a JSON
+ * WebhookError for every refusal, and one log line per refusal without secrets.
+ */
+export function buildWebhookServer(
+  input: Omit<WebhookDeps, 'rateLimiter' | 'now' | 'metrics'> &
+    Partial<Pick<WebhookDeps, 'rateLimiter' | 'now' | 'metrics'>>,
+): FastifyInstance {
+  const deps: WebhookDeps = {
+    ...input,
+    rateLimiter: input.rateLimiter ?? new RateLimiter(),
+    now: input.now ?? (() => new Date()),
+    metrics: input.metrics ?? createWebhookMetrics(),
+  };
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // One line per refusal comes from the onResponse hook below, not fastify's per-request lines.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.bodyLimitBytes,
+    // No coercion: a number where the interface has a decimal string is a 400, never a JS number.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    return503OnClosing: true,
+  });
+  app.decorateRequest('webhook', null);
+
+  // Every body is read as text (up to the limit) and parsed here, so that authentication runs before any
+  // parse error is answered: an unauthenticated caller learns nothing from the shape of its body.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, raw, done) => {
+    const text = raw as string;
+    if (!JSON_TYPE.test(request.headers['content-type'] ?? ''))
+      return done(null, new UnparsedBody('content-type must be application/json'));
+    if (text.length === 0) return done(null, new UnparsedBody('body is empty'));
+    parseJson(request, text, (err, value) =>
+      done(null, err ? new UnparsedBody('body is not valid JSON') : value),
+    );
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.validation) {
+      const message = `invalid body: ${error.message.replace(/^body\/?/, '')}`.slice(0, 300);
+      request.webhook = { ...request.webhook, reason: message };
+      return reply.code(400).send({ error: message });
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      request.webhook = { ...request.webhook, reason: 'body too large' };
+      return reply.code(413).send({ error: `body larger than ${deps.bodyLimitBytes} bytes` });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      request.webhook = { ...request.webhook, reason: error.code ?? 'bad request' };
+      return reply.code(status).send({ error: 'bad request' });
+    }
+    request.log.error({ err: { message: error.message, stack: error.stack } }, 'webhook failed');
+    request.webhook = { ...request.webhook, reason: 'internal error' };
+    return reply.code(500).send({ error: 'internal error' });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    request.webhook = { reason: 'no such route' };
+    return reply.code(404).send({ error: 'not found' });
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.routeOptions.url === '/metrics') return;
+    const status = reply.statusCode;
+    const state = request.webhook ?? {};
+    const provider = state.provider ?? 'none';
+    deps.metrics.responses.inc({ provider, status: String(status) });
+    deps.metrics.duration.observe({ status: String(status) }, reply.elapsedTime / 1000);
+    const line = {
+      status,
+      provider,
+      ...(state.claimedProvider !== undefined ? { claimedProvider: state.claimedProvider } : {}),
+      swapId: (request.params as { swapId?: string } | undefined)?.swapId?.slice(0, 200),
+      reason: state.reason,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    };
+    if (status === 200) request.log.debug(line, 'webhook accepted');
+    else if (status >= 500) request.log.error(line, 'webhook refused');
+    else request.log.info(line, 'webhook refused');
+  });
+
+  app.get('/metrics', async (_request, reply) =>
+    reply.type(PROMETHEUS_CONTENT_TYPE).send(deps.metrics.registry.expose()),
+  );
+  registerStatusRoute(app, deps);
+  return app;
+}
+
+export { STATUS_ROUTE };
