@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import cron from 'node-cron';
+import { isDecimalText } from '../money/decimal.ts';
+import { RECONCILIATION_POLICY_KEYS } from '../reconciler/policy.ts';
 
 /**
  * One typed configuration for every process. Values come from the environment, then from an optional
@@ -66,6 +69,60 @@ const topicName: Parser<string> = (raw) => {
   return raw.trim();
 };
 
+/** The reconciler's fee tolerance keys (RECONCILIATION_POLICY_KEYS documents them; a test keeps both equal). */
+export const POLICY_KEYS = [
+  'RECONCILE_FEE_TOLERANCE_ABSOLUTE',
+  'RECONCILE_FEE_TOLERANCE_RELATIVE',
+  'RECONCILE_PROVIDER_FEE_TOLERANCE_ABSOLUTE',
+  'RECONCILE_PROVIDER_FEE_TOLERANCE_RELATIVE',
+  'RECONCILE_REFERRAL_FEE_TOLERANCE_ABSOLUTE',
+  'RECONCILE_REFERRAL_FEE_TOLERANCE_RELATIVE',
+  'RECONCILE_PAYOUT_NETWORK_FEE_TOLERANCE_ABSOLUTE',
+  'RECONCILE_PAYOUT_NETWORK_FEE_TOLERANCE_RELATIVE',
+] as const;
+
+/** Plain decimal text here; parseReconciliationPolicy checks bounds. Empty: not set. */
+function policyKeys(): Record<(typeof POLICY_KEYS)[number], KeySpec<string>> {
+  return Object.fromEntries(
+    POLICY_KEYS.map((key) => [key, RECONCILIATION_POLICY_KEYS[key] ?? key] as const).map(([key, doc]) => [
+      key,
+      {
+        parse: (raw: string) => (isDecimalText(raw.trim()) ? raw.trim() : fail('must be plain decimal text')),
+        default: '',
+        doc,
+      },
+    ]),
+  ) as Record<(typeof POLICY_KEYS)[number], KeySpec<string>>;
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}
+
+/** GATEWAY_API_KEY_DIGESTS: SHA-256 digests (64 hex digits) of the wallet backend's keys, never a key in clear. */
+const sha256List: Parser<string[]> = (raw) => {
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const d of list) {
+    // Never echo the value: a key pasted here by mistake must not reach a log.
+    if (d.startsWith('slk_')) throw new Error('holds an API key in clear; list SHA-256 digests only');
+    if (!/^[0-9a-fA-F]{64}$/.test(d)) throw new Error('each entry must be a SHA-256 digest (64 hex digits)');
+  }
+  return list.map((d) => d.toLowerCase());
+};
+
+/** A node-cron expression (5 fields, or 6 with seconds); `off` where the key allows turning it off. */
+const cronSchedule =
+  (allowOff: boolean): Parser<string> =>
+  (raw) => {
+    const v = raw.trim();
+    if (allowOff && v === 'off') return v;
+    if (!cron.validate(v)) throw new Error(`must be a cron expression${allowOff ? ' or off' : ''}`);
+    return v;
+  };
+
 export const configSpec = {
   DATABASE_URL: { parse: url('postgres:', 'postgresql:'), doc: 'Postgres connection string', secret: true },
   KAFKA_BROKERS: { parse: hostPorts, doc: 'Kafka bootstrap servers, comma separated host:port' },
@@ -117,6 +174,84 @@ export const configSpec = {
     parse: int(256, 1_048_576),
     default: 16_384,
     doc: 'Largest webhook request body accepted; larger bodies get 413 and are not read',
+  },
+  RECONCILER_INTERVAL_MS: {
+    parse: int(100, 3_600_000),
+    default: 1000,
+    doc: 'How often the reconciler takes swaps from the reconciliation queue',
+  },
+  RECONCILER_SWEEP_CRON: {
+    parse: cronSchedule(false),
+    default: '*/5 * * * *',
+    doc: 'node-cron schedule of the sweep for final swaps the queue missed',
+  },
+  ...policyKeys(),
+  GATEWAY_HOST: {
+    parse: str,
+    default: '127.0.0.1',
+    doc: 'Address the gateway API (wallet backend) listens on',
+  },
+  GATEWAY_PORT: { parse: int(0, 65_535), default: 8089, doc: 'Port of the gateway API (0: any free port)' },
+  GATEWAY_API_KEY_DIGESTS: {
+    parse: sha256List,
+    default: [] as string[],
+    doc: 'SHA-256 digests (hex, comma separated) of the wallet backend API keys; gateway serve refuses to start without one',
+    secret: true,
+  },
+  GATEWAY_QUOTE_MIN_VALIDITY_MS: {
+    parse: int(0, 3_600_000),
+    default: 2000,
+    doc: 'A fixed quote that expires sooner than this is refused for a swap (the partner call takes time)',
+  },
+  OUTBOX_RELAY_INTERVAL_MS: {
+    parse: int(100, 3_600_000),
+    default: 1000,
+    doc: 'How often the gateway relays outbox events to Kafka',
+  },
+  OUTBOX_RELAY_BATCH: {
+    parse: int(1, 10_000),
+    default: 500,
+    doc: 'Most outbox events published in one relay transaction',
+  },
+  POLL_CRON: {
+    parse: cronSchedule(false),
+    default: '*/5 * * * * *',
+    doc: 'node-cron schedule of poller ticks; each tick polls the swaps whose provider poll interval elapsed',
+  },
+  POLL_CONCURRENCY: {
+    parse: int(1, 256),
+    default: 4,
+    doc: 'GET /status calls in flight at once, per provider',
+  },
+  POLL_RATE_PER_SECOND: {
+    parse: int(1, 10_000),
+    default: 10,
+    doc: 'GET /status calls per second, per provider (token bucket refill)',
+  },
+  POLL_RATE_BURST: {
+    parse: int(1, 10_000),
+    default: 20,
+    doc: 'Token bucket size of the poller, per provider',
+  },
+  POLL_BACKOFF_BASE_MS: {
+    parse: int(1, 3_600_000),
+    default: 5000,
+    doc: 'First wait before a swap whose poll failed (error, 404, unmappable status) is polled again; doubles per failure',
+  },
+  POLL_BACKOFF_MAX_MS: {
+    parse: int(1, 86_400_000),
+    default: 300_000,
+    doc: 'Cap of the per-swap poll backoff',
+  },
+  POLL_CONFIRM_WINDOW_HOURS: {
+    parse: int(1, 8760),
+    default: 72,
+    doc: 'Swaps that became final by webhook within this window get their one confirming GET /status',
+  },
+  CATALOG_SYNC_CRON: {
+    parse: cronSchedule(true),
+    default: '*/15 * * * *',
+    doc: 'node-cron schedule of the catalog sync inside `poller run` (off: only `catalog sync` runs it)',
   },
 } satisfies Record<string, KeySpec<unknown>>;
 

@@ -36,3 +36,5 @@ export {
   inspectAndReconcile,
   type SwapFinalColumns,
 } from './facts.ts';
+export { Reconciler, ReconcileError, type ReconcilerOptions, type SwapReconciliation } from './worker.ts';
+export { openReconciler, policyFromConfig } from './run.ts';

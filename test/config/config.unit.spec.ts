@@ -76,3 +76,17 @@ describe('loadConfig', () => {
     expect(problemsOf({ ...valid, SWAP_LEDGER_CONFIG: '/nonexistent/x.yaml' })[0]).toMatch(/cannot read/);
   });
 });
+
+describe('reconciler policy keys', () => {
+  it('are exactly the keys the reconciler policy documents, and refuse what is not decimal text', async () => {
+    const { POLICY_KEYS } = await import('../../src/config/config.ts');
+    const { RECONCILIATION_POLICY_KEYS } = await import('../../src/reconciler/policy.ts');
+    expect([...POLICY_KEYS].sort()).toEqual(Object.keys(RECONCILIATION_POLICY_KEYS).sort());
+    expect(problemsOf({ ...valid, RECONCILE_FEE_TOLERANCE_RELATIVE: '1e-3' })).toEqual([
+      'RECONCILE_FEE_TOLERANCE_RELATIVE: must be plain decimal text (got "1e-3")',
+    ]);
+    expect(
+      loadConfig({ ...valid, RECONCILE_FEE_TOLERANCE_RELATIVE: '0.01' }).RECONCILE_FEE_TOLERANCE_RELATIVE,
+    ).toBe('0.01');
+  });
+});

@@ -8,6 +8,7 @@ import { projectorRunCommand } from './projector.ts';
 import { replayCommand, replayDropCommand, replayListCommand, replayPromoteCommand } from './replay.ts';
 import { dlqDiscardCommand, dlqListCommand, dlqRetryCommand } from './dlq.ts';
 import { swapCorrectCommand, swapShowCommand } from './swap.ts';
+import { reconcileCommand, reconcilerRunCommand } from './reconcile.ts';
 import {
   providerAddCommand,
   providerListCommand,
@@ -32,6 +33,8 @@ export const commands: readonly Command[] = [
   dlqDiscardCommand,
   swapShowCommand,
   swapCorrectCommand,
+  reconcileCommand,
+  reconcilerRunCommand,
   payloadVerifyCommand,
   simCommand,
   providerAddCommand,

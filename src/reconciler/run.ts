@@ -1,0 +1,39 @@
+import type { Config } from '../config/config.ts';
+import { createPool } from '../db/client.ts';
+import { openAppender } from '../events/open.ts';
+import type { Logger } from '../observability/log.ts';
+import type { MetricsRegistry } from '../observability/metrics.ts';
+import { parseReconciliationPolicy } from './policy.ts';
+import { Reconciler } from './worker.ts';
+import { POLICY_KEYS } from '../config/config.ts';
+
+/** The reconciler's policy from configuration (fee tolerances; empty keys are not set). */
+export function policyFromConfig(config: Config) {
+  return parseReconciliationPolicy(
+    Object.fromEntries(POLICY_KEYS.map((k) => [k, config[k] === '' ? undefined : config[k]])),
+  );
+}
+
+/** A reconciler wired from configuration; `stop()` closes what it opened. */
+export async function openReconciler(config: Config, logger: Logger, metrics?: MetricsRegistry) {
+  const projection = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 3 });
+  const platform = createPool(config.DATABASE_URL, { max: 2 });
+  const appender = await openAppender(config, 'reconciler', logger);
+  const reconciler = new Reconciler({
+    projection,
+    platform,
+    appender,
+    policy: policyFromConfig(config),
+    logger,
+    ...(metrics ? { metrics } : {}),
+  });
+  return {
+    reconciler,
+    async close() {
+      await reconciler.stop();
+      await appender.stop();
+      await projection.end();
+      await platform.end();
+    },
+  };
+}
