@@ -187,6 +187,61 @@ export const reconciliations = pgTable('reconciliations', {
   reconciledAt: ts('reconciled_at').notNull(),
 });
 
+/** Accounts of the chart of accounts (README, "Finance ledger"); each is kept per partner and currency. */
+export const LEDGER_ACCOUNTS = [
+  'user_payin',
+  'user_payout',
+  'referral_fees_receivable',
+  'partner_fees',
+  'payout_network_fees',
+  'partner_clearing',
+] as const;
+/** final: the swap became final; completion: a value of a final swap still unknown arrived; reversal and
+ * correction: the two entries of an applied SwapCorrected. */
+export const LEDGER_ENTRY_KINDS = ['final', 'completion', 'reversal', 'correction'] as const;
+
+const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
+
+/**
+ * The double-entry journal: immutable lines (debit +, credit −) written by the fold when a swap becomes
+ * final, when a value of a final swap still unknown arrives, and on an applied correction (a reversing
+ * entry plus a new one). An entry is the lines one event wrote with one entry kind: it sums to zero per
+ * currency (checked by the database at the end of each insert statement, migration 0004, which also refuses
+ * UPDATE, DELETE and TRUNCATE). Currencies are the platform's ids (payloadCurrencyFrom/To).
+ */
+export const ledgerPostings = pgTable(
+  'ledger_postings',
+  {
+    /** `<entry id>:<line>`: deterministic, so a replay writes the same ids. */
+    postingId: text('posting_id').primaryKey(),
+    /** The event that caused the entry. */
+    entryId: uuid('entry_id').notNull(),
+    /** 1.. within the event's lines (a correction numbers its reversal first, then the new lines). */
+    line: integer('line').notNull(),
+    entryKind: text('entry_kind').notNull(),
+    swapId: text('swap_id').notNull(),
+    /** The swap's version the event brought it to: orders a swap's entries. */
+    swapVersion: integer('swap_version').notNull(),
+    providerId: text('provider_id').notNull(),
+    account: text('account').notNull(),
+    currency: text('currency').notNull(),
+    /** Signed: debit positive, credit negative; never zero. */
+    amount: money('amount').notNull(),
+    /** When the fact happened (the swap's final time); a correction restates that time. */
+    effectiveAt: ts('effective_at').notNull(),
+    /** When the platform recorded the event that caused the entry. */
+    recordedAt: ts('recorded_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('ledger_postings_entry_line_idx').on(t.entryId, t.line),
+    index('ledger_postings_swap_idx').on(t.swapId, t.swapVersion),
+    index('ledger_postings_effective_idx').on(t.effectiveAt),
+    check('ledger_postings_account_chk', sql`${t.account} in (${inList(LEDGER_ACCOUNTS)})`),
+    check('ledger_postings_entry_kind_chk', sql`${t.entryKind} in (${inList(LEDGER_ENTRY_KINDS)})`),
+    check('ledger_postings_amount_chk', sql`${t.amount} <> 0`),
+  ],
+);
+
 /**
  * Messages the projector could not decode. Their Kafka key is parked: later events with that key are
  * journaled as parked and held, so order is kept, until an operator retries or discards the dead letter.
