@@ -36,6 +36,7 @@ const {
   eventJournal,
   projectorCheckpoints,
   deadLetters,
+  ledgerPostings,
 } = projection;
 
 /**
@@ -161,12 +162,24 @@ async function loadWorkingSet(
     'swapId',
     ids,
   );
+  // The ledger postings of the batch's swaps: a completion or a correction builds on those in force.
+  const postingRows = await readRows<typeof ledgerPostings.$inferSelect>(
+    client,
+    ledgerPostings,
+    'swapId',
+    ids,
+  );
   for (const r of seen.rows) ws.seenEventIds.add(r.event_id);
   for (const r of swapRows) ws.swaps.set(r.swapId, r);
   for (const r of requestRows) ws.requests.set(r.requestId, r);
   for (const r of quoteRows) ws.quotes.set(r.quoteRef, r);
   for (const r of queueRows) ws.queue.set(r.swapId, r);
   for (const r of reconRows) ws.reconciliations.set(r.swapId, r);
+  for (const r of postingRows) {
+    const list = ws.postings.get(r.swapId);
+    if (list) list.push(r);
+    else ws.postings.set(r.swapId, [r]);
+  }
   return ws;
 }
 
@@ -205,6 +218,9 @@ export async function writeFold(
   await writeRows(client, reconciliationQueue, q.upsert, { update: ['swapId'] });
   const r = dirtyRows(ws.reconciliations, ws.dirty.reconciliations);
   await writeRows(client, reconciliations, r.upsert, { update: ['swapId'] });
+  // Postings are only ever inserted, all of the batch in one statement (the balance trigger checks per
+  // statement); a conflict would be a bug, never a silent overwrite.
+  await writeRows(client, ledgerPostings, ws.newPostings, 'error');
 }
 
 /**

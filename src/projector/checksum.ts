@@ -14,6 +14,7 @@ export const CHECKSUM_TABLES: readonly { table: string; orderBy: string }[] = [
   { table: 'reconciliation_queue', orderBy: 'swap_id' },
   { table: 'reconciliations', orderBy: 'swap_id' },
   { table: 'dead_letters', orderBy: 'dead_letter_id' },
+  { table: 'ledger_postings', orderBy: 'entry_id, line' },
   { table: 'projector_checkpoints', orderBy: 'topic, partition' },
 ];
 

@@ -1,5 +1,6 @@
 import { Decimal, isDecimalText } from '../money/decimal.ts';
 import type { EventType, PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
+import { ledgerPostings, type PostingCause } from '../ledger/postings.ts';
 import type {
   Changes,
   DeadLetterRow,
@@ -66,6 +67,20 @@ function touch(ws: WorkingSet, swap: SwapRow, event: SwapEvent): void {
   ws.dirty.swaps.add(swap.swapId);
 }
 
+/** Adds the ledger postings of one applied event of a swap (before → after): see src/ledger/postings.ts. */
+function post(ws: WorkingSet, event: SwapEvent, kind: PostingCause['kind'], before: SwapRow, after: SwapRow) {
+  const existing = ws.postings.get(after.swapId) ?? [];
+  const rows = ledgerPostings(
+    { kind, eventId: event.eventId, recordedAt: event.recordedAt },
+    before,
+    after,
+    existing,
+  );
+  if (rows.length === 0) return;
+  ws.postings.set(after.swapId, [...existing, ...rows]);
+  ws.newPostings.push(...rows);
+}
+
 function queueForReconciliation(ws: WorkingSet, event: SwapEvent, swapId: string, reason: string): void {
   ws.queue.set(swapId, { swapId, queuedByEventId: event.eventId, queuedAt: event.occurredAt, reason });
   ws.dirty.queue.add(swapId);
@@ -105,7 +120,9 @@ function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusReported'>
       return noop(`swap is final (${swap.status}); nothing new reported`);
     for (const [field, [, after]] of Object.entries(changes))
       (swap as Record<string, unknown>)[field] = after;
+    const before = ws.swaps.get(swap.swapId)!;
     touch(ws, swap, event);
+    post(ws, event, 'report', before, swap);
     return applied(changes, 'fills values of a final swap that were still unknown');
   }
 
@@ -128,7 +145,9 @@ function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusReported'>
     swap.finalAt = event.occurredAt;
     queueForReconciliation(ws, event, swap.swapId, 'final');
   }
+  const before = ws.swaps.get(swap.swapId)!;
   touch(ws, swap, event);
+  post(ws, event, 'report', before, swap);
   return applied(changes);
 }
 
@@ -216,7 +235,9 @@ function foldSwapCorrected(ws: WorkingSet, event: SwapEventOf<'SwapCorrected'>):
   swap.corrected = true;
   swap.lastCorrectionEventId = event.eventId;
   if (swap.final) queueForReconciliation(ws, event, swap.swapId, 'corrected');
+  const before = ws.swaps.get(swap.swapId)!;
   touch(ws, swap, event);
+  post(ws, event, 'correction', before, swap);
   return applied(changes, `corrected by ${p.operator}: ${p.reason}`);
 }
 

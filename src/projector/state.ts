@@ -8,6 +8,7 @@ export type QuoteRow = typeof projection.quotes.$inferSelect;
 export type QueueRow = typeof projection.reconciliationQueue.$inferSelect;
 export type ReconciliationRow = typeof projection.reconciliations.$inferSelect;
 export type DeadLetterRow = typeof projection.deadLetters.$inferSelect;
+export type PostingRow = typeof projection.ledgerPostings.$inferSelect;
 export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
   changes: Changes | null;
   payload: unknown;
@@ -47,6 +48,10 @@ export class WorkingSet {
   readonly queue = new Map<string, QueueRow | undefined>();
   readonly reconciliations = new Map<string, ReconciliationRow | undefined>();
   readonly deadLetters = new Map<string, DeadLetterRow | undefined>();
+  /** Ledger postings of the batch's swaps, by swap: those already written, then those folded in this batch. */
+  readonly postings = new Map<string, PostingRow[]>();
+  /** Postings folded in this batch: only ever inserted (the journal is immutable). */
+  readonly newPostings: PostingRow[] = [];
   /** Events held behind an open dead letter of their key, by key, in offset order. */
   readonly parked = new Map<string, { event: SwapEvent; position: Position }[]>();
   /** Prepared before the fold (decoding is I/O): what each retried dead letter brings. */
