@@ -10,12 +10,15 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.unit.spec.ts'],
+          // Unit tests first: they are quick and need nothing, so a broken build fails fast.
+          sequence: { groupOrder: 0 },
         },
       },
       {
         extends: true,
         test: {
           name: 'int',
+          sequence: { groupOrder: 1 },
           include: ['test/**/*.int.spec.ts', 'test/**/*.e2e.spec.ts'],
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
