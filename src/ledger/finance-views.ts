@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { assertIdentifier } from '../db/client.ts';
 
 export const FINANCE_SCHEMA = 'finance';
@@ -8,9 +8,13 @@ export const FINANCE_ROLE = 'swap_ledger_finance';
 /**
  * Views for finance over the live projection. A view binds to the tables it was created over, so after
  * replay promotes a rebuilt schema these are created again over the new live tables (same SQL).
+ * Later views may read earlier ones (`${finance}.postings`); they are dropped in reverse order.
+ * Days are UTC calendar days of the effective time, whatever the session's time zone.
  */
-export function financeViews(live: string): { name: string; sql: string }[] {
+export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: string; sql: string }[] {
   assertIdentifier(live);
+  assertIdentifier(finance);
+  const day = (col: string) => `(${col} at time zone 'UTC')::date`;
   return [
     {
       name: 'swaps',
@@ -22,27 +26,164 @@ export function financeViews(live: string): { name: string; sql: string }[] {
     },
     {
       name: 'open_swaps_by_age',
-      sql: `select swap_id, provider_id, status, created_at, date_trunc('hour', now() - created_at) as age
+      sql: `select swap_id, provider_id, status, trade_method, payload_currency_from, payload_currency_to, amount_from,
+        created_at, date_trunc('hour', now() - created_at) as age,
+        case when now() - created_at < interval '1 hour' then '0-1h'
+             when now() - created_at < interval '1 day' then '1-24h'
+             when now() - created_at < interval '7 days' then '1-7d'
+             else '7d+' end as age_bucket
         from ${live}.swaps where not final`,
+    },
+    {
+      // Every journal line with the swap's pair; debit positive, credit negative.
+      name: 'postings',
+      sql: `select p.posting_id, p.entry_id, p.line, p.entry_kind, p.swap_id, p.swap_version, p.provider_id,
+        p.account, p.currency, p.amount, p.effective_at, p.recorded_at, s.trade_method,
+        s.payload_currency_from as pair_from, s.payload_currency_to as pair_to
+        from ${live}.ledger_postings p join ${live}.swaps s on s.swap_id = p.swap_id`,
+    },
+    {
+      // Balances per account, partner and currency over the whole journal (finance.balances_as_of for a time).
+      name: 'balances',
+      sql: `select account, provider_id, currency, sum(amount) as balance, count(*) as postings
+        from ${finance}.postings group by account, provider_id, currency`,
+    },
+    {
+      // Referral fees receivable by the platform, net of reversals, per partner, currency and UTC day.
+      name: 'referral_revenue_daily',
+      sql: `select provider_id, currency, ${day('effective_at')} as day, sum(amount) as referral_revenue,
+        count(distinct swap_id) as swaps
+        from ${finance}.postings where account = 'referral_fees_receivable'
+        group by provider_id, currency, ${day('effective_at')}`,
+    },
+    {
+      // Volume per pair and partner and UTC day: payins (source currency) and payouts to users (destination),
+      // net of refunds and reversals; swaps counts those whose net payin or payout in the day is not zero.
+      name: 'volume_daily',
+      sql: `select provider_id, pair_from as currency_from, pair_to as currency_to, day,
+        sum(volume_from) as volume_from, sum(volume_to) as volume_to,
+        count(*) filter (where volume_from <> 0 or volume_to <> 0) as swaps
+        from (select provider_id, pair_from, pair_to, swap_id, ${day('effective_at')} as day,
+                coalesce(-sum(amount) filter (where account = 'user_payin' and currency = pair_from), 0) as volume_from,
+                coalesce(sum(amount) filter (where account = 'user_payout' and currency = pair_to), 0) as volume_to
+              from ${finance}.postings where account in ('user_payin', 'user_payout')
+              group by provider_id, pair_from, pair_to, swap_id, ${day('effective_at')}) per_swap
+        group by provider_id, pair_from, pair_to, day`,
+    },
+    {
+      // The reconciler's latest verdict per swap.
+      name: 'reconciliation_verdicts',
+      sql: `select r.swap_id, s.provider_id, s.status, r.verdict, r.reconciled_at, r.based_on_event_id, r.checks
+        from ${live}.reconciliations r join ${live}.swaps s on s.swap_id = r.swap_id`,
+    },
+    {
+      // Swaps whose latest verdict is MISMATCH, one row per check that did not pass (MISMATCH or UNVERIFIABLE).
+      name: 'reconciliation_mismatches',
+      sql: `select v.swap_id, v.provider_id, v.status, v.verdict, v.reconciled_at, c.ordinal as check_no,
+        c.value->>'name' as check_name, c.value->>'verdict' as check_verdict, c.value->>'expected' as expected,
+        c.value->>'actual' as actual, c.value->>'delta' as delta, c.value->>'tolerance' as tolerance,
+        c.value->>'detail' as detail
+        from ${finance}.reconciliation_verdicts v
+        cross join lateral jsonb_array_elements(v.checks) with ordinality as c(value, ordinal)
+        where v.verdict = 'MISMATCH' and c.value->>'verdict' not in ('MATCHED', 'WITHIN_TOLERANCE')`,
+    },
+    {
+      // Final swaps whose reported figures the journal does not (fully) carry, and why: nothing is guessed.
+      name: 'ledger_exceptions',
+      sql: `select swap_id, provider_id, status, final_at, reason from (
+          select swap_id, provider_id, status, final_at, 'source amount unknown: no payin posted' as reason
+            from ${live}.swaps where final and status in ('FINISHED', 'REFUNDED') and amount_from is null
+          union all
+          select swap_id, provider_id, status, final_at, 'final amount unknown: no payout posted'
+            from ${live}.swaps where final and status = 'FINISHED' and amount_to is null
+          union all
+          select swap_id, provider_id, status, final_at, 'fees not all reported yet: ' ||
+              concat_ws(', ', case when provider_fees is null then 'providerFees' end,
+                case when referral_fees is null then 'referralFees' end,
+                case when payout_network_fees is null then 'payoutNetworkFees' end)
+            from ${live}.swaps where final and status = 'FINISHED'
+              and (provider_fees is null or referral_fees is null or payout_network_fees is null)
+          union all
+          select swap_id, provider_id, status, final_at, 'no posting rule for final status ' || status
+            from ${live}.swaps where final and status not in ('FINISHED', 'REFUNDED', 'EXPIRED')
+          union all
+          select swap_id, provider_id, status, final_at,
+              'reported figures not posted: the interface defines no amounts for ' || status
+            from ${live}.swaps where final and status in ('REFUNDED', 'EXPIRED')
+              and (coalesce(amount_to, 0) <> 0 or coalesce(provider_fees, 0) <> 0
+                or coalesce(referral_fees, 0) <> 0 or coalesce(payout_network_fees, 0) <> 0)
+        ) e`,
     },
   ];
 }
 
-/** Creates (or re-creates over the current live tables) the finance schema, its views and grants. */
-export async function ensureFinanceViews(client: pg.ClientBase, live: string): Promise<void> {
-  await client.query(`create schema if not exists ${FINANCE_SCHEMA}`);
+/**
+ * `balances_as_of(as_of, known_at)`: balances per account, partner and currency of the postings effective
+ * at or before `as_of`, as the journal stood at `known_at` (recorded at or before it; null: everything recorded
+ * so far). Reads the finance postings view by name, so it follows the views when they are re-created.
+ */
+function balancesFunction(finance: string): string {
+  return `create function ${finance}.balances_as_of(as_of timestamptz, known_at timestamptz default null)
+    returns table (account text, provider_id text, currency text, balance numeric, postings bigint)
+    language sql stable as $$
+      select p.account, p.provider_id, p.currency, sum(p.amount), count(*)
+        from ${finance}.postings p
+       where p.effective_at <= as_of and (known_at is null or p.recorded_at <= known_at)
+       group by p.account, p.provider_id, p.currency
+       order by p.account, p.provider_id, p.currency
+    $$`;
+}
+
+/** Creates (or re-creates over the current live tables) the finance schema, its views, function and grants. */
+export async function ensureFinanceViews(
+  client: pg.ClientBase,
+  live: string,
+  finance = FINANCE_SCHEMA,
+): Promise<void> {
+  const views = financeViews(live, finance);
+  await client.query(`create schema if not exists ${finance}`);
   await client.query(
     `do $$ begin
        if not exists (select 1 from pg_roles where rolname = '${FINANCE_ROLE}') then
          create role ${FINANCE_ROLE} nologin;
        end if;
+     exception when duplicate_object or unique_violation then null; -- created meanwhile by another session
      end $$`,
   );
-  await client.query(`grant usage on schema ${FINANCE_SCHEMA} to ${FINANCE_ROLE}`);
-  for (const view of financeViews(live)) {
-    // Dropped first: a view bound to a renamed schema cannot always be replaced in place.
-    await client.query(`drop view if exists ${FINANCE_SCHEMA}.${view.name}`);
-    await client.query(`create view ${FINANCE_SCHEMA}.${view.name} as ${view.sql}`);
-    await client.query(`grant select on ${FINANCE_SCHEMA}.${view.name} to ${FINANCE_ROLE}`);
+  await client.query(`grant usage on schema ${finance} to ${FINANCE_ROLE}`);
+  // Dropped first, dependants before what they read: a view bound to a renamed schema cannot always be
+  // replaced in place.
+  for (const view of [...views].reverse()) await client.query(`drop view if exists ${finance}.${view.name}`);
+  for (const view of views) {
+    await client.query(`create view ${finance}.${view.name} as ${view.sql}`);
+    await client.query(`grant select on ${finance}.${view.name} to ${FINANCE_ROLE}`);
+  }
+  await client.query(`drop function if exists ${finance}.balances_as_of(timestamptz, timestamptz)`);
+  await client.query(balancesFunction(finance));
+  await client.query(
+    `revoke all on function ${finance}.balances_as_of(timestamptz, timestamptz) from public`,
+  );
+  await client.query(
+    `grant execute on function ${finance}.balances_as_of(timestamptz, timestamptz) to ${FINANCE_ROLE}`,
+  );
+}
+
+/**
+ * `db migrate`'s step: the finance views over `live`, in one transaction, serialised with other migrating
+ * processes by an advisory lock.
+ */
+export async function migrateFinanceViews(databaseUrl: string, live: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'swap-ledger-migrate' });
+  await client.connect();
+  try {
+    await client.query('begin');
+    await client.query(`select pg_advisory_xact_lock(hashtext('swap-ledger:migrate:finance'))`);
+    await ensureFinanceViews(client, live);
+    await client.query('commit');
+  } catch (e) {
+    await client.query('rollback').catch(() => {});
+    throw e;
+  } finally {
+    await client.end();
   }
 }

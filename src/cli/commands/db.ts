@@ -2,6 +2,7 @@ import type { Command } from '../command.ts';
 import { parseOptions } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { migratePlatform, migrateProjection, PLATFORM_SCHEMA } from '../../db/migrate.ts';
+import { FINANCE_SCHEMA, migrateFinanceViews } from '../../ledger/finance-views.ts';
 
 export const dbMigrateCommand: Command = {
   words: ['db', 'migrate'],
@@ -16,6 +17,11 @@ export const dbMigrateCommand: Command = {
     io.stdout(`migrations applied to schema ${PLATFORM_SCHEMA}`);
     await migrateProjection(config.DATABASE_URL, schema);
     io.stdout(`migrations applied to schema ${schema}`);
+    // The finance views read the live projection only: migrating another schema leaves them where they are.
+    if (schema === config.PROJECTION_SCHEMA) {
+      await migrateFinanceViews(config.DATABASE_URL, schema);
+      io.stdout(`finance views in schema ${FINANCE_SCHEMA} read schema ${schema}`);
+    }
     return 0;
   },
 };
