@@ -9,6 +9,7 @@ import { replayCommand, replayDropCommand, replayListCommand, replayPromoteComma
 import { dlqDiscardCommand, dlqListCommand, dlqRetryCommand } from './dlq.ts';
 import { swapCorrectCommand, swapShowCommand } from './swap.ts';
 import { reconcileCommand, reconcilerRunCommand } from './reconcile.ts';
+import { reportCommand } from './report.ts';
 import {
   providerAddCommand,
   providerListCommand,
@@ -35,6 +36,7 @@ export const commands: readonly Command[] = [
   swapCorrectCommand,
   reconcileCommand,
   reconcilerRunCommand,
+  reportCommand,
   payloadVerifyCommand,
   simCommand,
   providerAddCommand,
