@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { projection } from '../db/client.ts';
-import { deleteRows, readRows, writeRows } from '../db/bulk.ts';
+import { copyRows, deleteRows, readRows, writeRows } from '../db/bulk.ts';
 import type { SwapEvent } from '../events/types.ts';
 import { deadLetterId, eventFromJournal, foldEvent, foldUndecodable, rowKeys } from './fold.ts';
 import { WorkingSet, type JournalRow, type Position, type UndecodableMessage } from './state.ts';
@@ -201,7 +201,7 @@ export async function writeFold(
   journal: readonly JournalRow[],
   midBatch?: () => void | Promise<void>,
 ): Promise<void> {
-  await writeRows(client, eventJournal, [...journal, ...ws.extraJournal], 'error');
+  await copyRows(client, eventJournal, [...journal, ...ws.extraJournal]);
   await midBatch?.();
   await writeRows(client, eventJournal, ws.journalUpdates, { update: ['eventId'] });
   await writeRows(client, deadLetters, dirtyRows(ws.deadLetters, ws.dirty.deadLetters).upsert, {
