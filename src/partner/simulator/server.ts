@@ -924,7 +924,7 @@ class Simulator implements PartnerSimulator {
       const final = swap.tradeMethod === 'float' ? estimate.times(this.floatDrift.plus(1)) : estimate;
       f.amount = formatDecimal(roundDown(final, swap.to.decimals));
     } else if (like === 'REFUNDED') {
-      f.payoutTransactionId ??= txHash(isEvm(swap.from)); // the refund transaction
+      // The refund goes back in the source coin: no payout hash (the reconciler's REFUNDED rule).
       f.amount = '0';
     } else if (like === 'EXPIRED') {
       f.amount = '0';
