@@ -7,6 +7,14 @@ function help(io: CliIo): void {
   for (const c of commands) io.stdout(`  ${c.usage}\n      ${c.summary}`);
 }
 
+/** One line: the error's first line, and the root cause's (drivers wrap the database's own message). */
+function describe(e: unknown): string {
+  const first = (x: unknown) => String((x as Error)?.message ?? x).split('\n')[0]!.slice(0, 300);
+  let cause = (e as { cause?: unknown }).cause;
+  while ((cause as { cause?: unknown } | undefined)?.cause) cause = (cause as { cause?: unknown }).cause;
+  return cause ? `${first(e)}: ${first(cause)}` : first(e);
+}
+
 /** Dispatches on the longest matching command path. Exit codes: 0 ok, 1 failure, 2 usage or input error. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
@@ -31,7 +39,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       io.stderr(e.message);
       return 2;
     }
-    io.stderr(`swap-ledger ${match.words.join(' ')}: ${(e as Error).message}`);
+    io.stderr(`swap-ledger ${match.words.join(' ')}: ${describe(e)}`);
     return 1;
   }
 }
