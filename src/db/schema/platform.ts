@@ -1,14 +1,18 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
+  bigserial,
   boolean,
   check,
   index,
   integer,
   jsonb,
+  numeric,
   pgSchema,
   primaryKey,
   text,
   timestamp,
+  uuid,
 } from 'drizzle-orm/pg-core';
 
 /**
@@ -158,5 +162,194 @@ export const createdSwaps = platform.table(
   (t) => [
     primaryKey({ columns: [t.swapId, t.providerId] }),
     index('created_swaps_recorded_idx').on(t.recordedAt),
+  ],
+);
+
+/**
+ * The gateway's record of each quote it handed to the wallet (key: the platform's quoteRef), written in
+ * the quote request, so the swap request that follows finds the quote's terms, expiry and slippage
+ * bounds at once, whatever the projector's lag. `terms` is the QuoteTerms of the QuoteReceived event;
+ * `response` the partner's QuoteResponse as received (the payload check of a fixed swap compares with it).
+ */
+export const gatewayQuotes = platform.table(
+  'gateway_quotes',
+  {
+    quoteRef: text('quote_ref').primaryKey(),
+    providerId: text('provider_id').notNull(),
+    quoteId: text('quote_id'),
+    tradeMethod: text('trade_method').notNull(),
+    currencyFrom: text('currency_from').notNull(),
+    currencyTo: text('currency_to').notNull(),
+    amountFrom: numeric('amount_from'),
+    amountTo: numeric('amount_to').notNull(),
+    expiry: ts('expiry'),
+    minSlippage: numeric('min_slippage'),
+    maxSlippage: numeric('max_slippage'),
+    terms: jsonb('terms').notNull(),
+    response: jsonb('response').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('gateway_quotes_created_idx').on(t.createdAt),
+    check('gateway_quotes_trade_method_chk', sql`${t.tradeMethod} in ('fixed', 'float')`),
+  ],
+);
+
+/**
+ * Idempotency of POST /v1/swaps: one row per Idempotency-Key, claimed (in_progress) before the partner is
+ * called and completed with the exact answer given, so a retry with the same key and body gets the same
+ * answer and never a second partner call. `fingerprint` is the SHA-256 of the canonical request.
+ */
+export const idempotencyKeys = platform.table(
+  'idempotency_keys',
+  {
+    idempotencyKey: text('idempotency_key').primaryKey(),
+    providerId: text('provider_id').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    requestId: text('request_id').notNull(),
+    state: text('state').notNull(),
+    responseStatus: integer('response_status'),
+    response: jsonb('response'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    completedAt: ts('completed_at'),
+  },
+  (t) => [
+    check('idempotency_keys_state_chk', sql`${t.state} in ('in_progress', 'completed')`),
+    check(
+      'idempotency_keys_completed_chk',
+      sql`(${t.state} = 'completed') = (${t.responseStatus} is not null and ${t.completedAt} is not null)`,
+    ),
+    check('idempotency_keys_fingerprint_chk', sql`${t.fingerprint} ~ '^[0-9a-f]{64}$'`),
+  ],
+);
+
+/**
+ * Events Kafka did not acknowledge in time, kept in Postgres until the relay publishes them with their
+ * original ids, in `seq` order per aggregate key. `event` is the SwapEvent as JSON (encoded with the
+ * registry only when published, so the outbox needs neither Kafka nor the registry).
+ */
+export const outbox = platform.table(
+  'outbox',
+  {
+    seq: bigserial('seq', { mode: 'bigint' }).primaryKey(),
+    aggregateKey: text('aggregate_key').notNull(),
+    eventId: uuid('event_id').notNull().unique('outbox_event_id_key'),
+    eventType: text('event_type').notNull(),
+    providerId: text('provider_id').notNull(),
+    event: jsonb('event').notNull(),
+    /** Why the event went to the outbox: `kafka: <error>` or `behind <n> pending event(s) of its key`. */
+    reason: text('reason').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    publishedAt: ts('published_at'),
+  },
+  (t) => [
+    index('outbox_pending_key_idx')
+      .on(t.aggregateKey, t.seq)
+      .where(sql`${t.publishedAt} is null`),
+    index('outbox_pending_seq_idx')
+      .on(t.seq)
+      .where(sql`${t.publishedAt} is null`),
+  ],
+);
+
+/**
+ * Confirming polls done: a swap that became final through a webhook gets exactly one GET /status (the
+ * webhook carries no payout network fee); this row says it was done and what came of it.
+ */
+export const pollConfirmations = platform.table(
+  'poll_confirmations',
+  {
+    swapId: text('swap_id').notNull(),
+    providerId: text('provider_id').notNull(),
+    /** appended | nothing_new | unmappable | not_found */
+    outcome: text('outcome').notNull(),
+    detail: text('detail'),
+    eventId: uuid('event_id'),
+    confirmedAt: ts('confirmed_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.swapId, t.providerId] })],
+);
+
+/** The partner's currencies as of the latest full sync; one missing from it is disabled, never deleted. */
+export const catalogCurrencies = platform.table(
+  'catalog_currencies',
+  {
+    providerId: text('provider_id')
+      .notNull()
+      .references(() => providers.id, { onDelete: 'cascade' }),
+    currencyId: text('currency_id').notNull(),
+    type: text('type').notNull(),
+    blockchain: text('blockchain'),
+    chainId: integer('chain_id'),
+    contract: text('contract'),
+    enabled: boolean('enabled').notNull(),
+    firstSeenAt: ts('first_seen_at').notNull(),
+    lastSeenAt: ts('last_seen_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.providerId, t.currencyId] })],
+);
+
+/** The partner's pairs as of the latest full sync, limits as numeric; one missing from it is disabled. */
+export const catalogPairs = platform.table(
+  'catalog_pairs',
+  {
+    providerId: text('provider_id')
+      .notNull()
+      .references(() => providers.id, { onDelete: 'cascade' }),
+    currencyFrom: text('currency_from').notNull(),
+    currencyTo: text('currency_to').notNull(),
+    tradeMethods: text('trade_methods').array().notNull(),
+    minAmount: numeric('min_amount').notNull(),
+    maxAmount: numeric('max_amount').notNull(),
+    enabled: boolean('enabled').notNull(),
+    firstSeenAt: ts('first_seen_at').notNull(),
+    lastSeenAt: ts('last_seen_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.providerId, t.currencyFrom, t.currencyTo] })],
+);
+
+/** One catalog sync of one provider: when, how much it read, and whether it completed. */
+export const catalogSyncs = platform.table(
+  'catalog_syncs',
+  {
+    syncId: bigserial('sync_id', { mode: 'bigint' }).primaryKey(),
+    providerId: text('provider_id').notNull(),
+    startedAt: ts('started_at').notNull(),
+    finishedAt: ts('finished_at').notNull(),
+    /** ok | failed (a failed sync changes nothing: only a full read may disable what it did not see) */
+    outcome: text('outcome').notNull(),
+    currencies: integer('currencies'),
+    pairs: integer('pairs'),
+    changes: integer('changes'),
+    error: text('error'),
+  },
+  (t) => [
+    index('catalog_syncs_provider_idx').on(t.providerId, t.startedAt),
+    check('catalog_syncs_outcome_chk', sql`${t.outcome} in ('ok', 'failed')`),
+  ],
+);
+
+/** History of the catalog: what changed, from what to what, and when (the sync that saw it). */
+export const catalogChanges = platform.table(
+  'catalog_changes',
+  {
+    changeId: bigserial('change_id', { mode: 'bigint' }).primaryKey(),
+    syncId: bigint('sync_id', { mode: 'bigint' }).notNull(),
+    providerId: text('provider_id').notNull(),
+    /** currency | pair */
+    itemKind: text('item_kind').notNull(),
+    /** `btc`, or `btc/eth` for a pair. */
+    item: text('item').notNull(),
+    /** added | disabled | enabled | min_amount | max_amount | trade_methods | type | network | contract */
+    change: text('change').notNull(),
+    oldValue: text('old_value'),
+    newValue: text('new_value'),
+    changedAt: ts('changed_at').notNull(),
+  },
+  (t) => [
+    index('catalog_changes_provider_idx').on(t.providerId, t.changedAt),
+    check('catalog_changes_kind_chk', sql`${t.itemKind} in ('currency', 'pair')`),
   ],
 );
