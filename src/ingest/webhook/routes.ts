@@ -16,8 +16,10 @@ import type { WebhookDeps } from './server.ts';
  *   404 no swap of that provider with that id, in the projection or in the gateway's created_swaps
  *   422 providerStatus not in the provider's mapping
  *   405 the swap is already final (as far as the projection shows)
- *   200 {"message":"queued"} once Kafka acknowledged the StatusReported event (acks = all)
- *   503 Kafka did not acknowledge within KAFKA_SEND_TIMEOUT_MS (never "queued"); 500 anything else.
+ *   200 {"message":"queued"} once Kafka acknowledged the StatusReported event (acks = all), after the
+ *       swap's events still in the gateway's outbox (ensureKeyPublished)
+ *   503 Kafka did not acknowledge within KAFKA_SEND_TIMEOUT_MS, or the swap's outbox events could not be
+ *       published first (never "queued"); 500 anything else.
  * A refusal stores nothing; each response is counted by status and each refusal logged with its reason.
  */
 
@@ -181,6 +183,22 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
           quoteId: null,
         },
       };
+      try {
+        // The swap's own events still in the gateway's outbox go first (its SwapCreated, if Kafka was
+        // down then), or the report would reach the log ahead of them. Any failure here: retry later.
+        await deps.ensureKeyPublished?.(swapId);
+      } catch (e) {
+        reply.header('retry-after', '1');
+        return refuse(
+          request,
+          reply,
+          503,
+          `outbox events of the swap not published: ${(e as Error).message}`.slice(0, 300),
+          {
+            error: 'the update was not accepted in time; retry later',
+          },
+        );
+      }
       try {
         await deps.appender.append(event);
       } catch (e) {

@@ -8,6 +8,7 @@ import type { Logger } from '../../observability/log.ts';
 import { ProviderRegistryCache } from '../../providers/cache.ts';
 import { readProvidersFile } from '../../providers/file.ts';
 import { loadProviders } from '../../providers/store.ts';
+import { outboxKeyFlusher } from '../../outbox/outbox.ts';
 import { buildWebhookServer, createWebhookMetrics, type SwapLookup, type WebhookMetrics } from './server.ts';
 import { RateLimiter } from './rate-limit.ts';
 
@@ -164,6 +165,7 @@ export async function startWebhook(
       metrics,
       rateLimiter: new RateLimiter(),
       bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
+      ensureKeyPublished: outboxKeyFlusher({ pool, appender }),
     });
     await app.listen({ host: config.WEBHOOK_HOST, port: config.WEBHOOK_PORT });
     stops.push(() => app.close());

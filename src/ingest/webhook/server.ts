@@ -61,6 +61,12 @@ export interface WebhookDeps {
   readonly rateLimiter: RateLimiter;
   readonly bodyLimitBytes: number;
   readonly now: () => Date;
+  /**
+   * Publishes the swap's unpublished outbox events (its SwapCreated, when Kafka was down at creation)
+   * before its StatusReported is appended, so the report never reaches the log ahead of them. Throws
+   * like the appender (AppendTimeoutError: 503). None: nothing is flushed.
+   */
+  readonly ensureKeyPublished?: (key: string) => Promise<void>;
 }
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
