@@ -27,11 +27,13 @@ export function stackPaths() {
   };
 }
 
-/** Ports chosen so the stack never collides with a developer's own 9092/8080/8081. */
+/** Defaults chosen so the stack never collides with a developer's own 9092/8080/8081. */
+export const DEFAULT_PORTS = { kafka: 19092, kafkaController: 19093, registry: 18081 } as const;
+
 export function stackPorts() {
   return {
-    kafka: port('STACK_KAFKA_PORT', 19092),
-    kafkaController: port('STACK_KAFKA_CONTROLLER_PORT', 19093),
-    registry: port('STACK_REGISTRY_PORT', 18081),
+    kafka: port('STACK_KAFKA_PORT', DEFAULT_PORTS.kafka),
+    kafkaController: port('STACK_KAFKA_CONTROLLER_PORT', DEFAULT_PORTS.kafkaController),
+    registry: port('STACK_REGISTRY_PORT', DEFAULT_PORTS.registry),
   };
 }

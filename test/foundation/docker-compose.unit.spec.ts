@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { APICURIO_VERSION, KAFKA_VERSION, repoRoot, stackPorts } from '../../scripts/stack/paths.ts';
+import { APICURIO_VERSION, DEFAULT_PORTS, KAFKA_VERSION, repoRoot } from '../../scripts/stack/paths.ts';
 import { REGISTRY_DATABASE } from '../../scripts/stack/postgres.ts';
 import { CCOMPAT_PATH } from '../../scripts/stack/registry.ts';
 
@@ -16,7 +16,7 @@ describe('docker-compose.yml', () => {
   const text = readFileSync(`${repoRoot}/docker-compose.yml`, 'utf8');
   const compose = parse(text) as { services: Record<string, Service> };
   const { kafka, registry, postgres } = compose.services as Record<string, Service>;
-  const defaults = stackPorts();
+  const defaults = DEFAULT_PORTS;
 
   /** The host port of a "127.0.0.1:${VAR:-default}:container" mapping, with its variable. */
   function hostPort(mapping: string) {
