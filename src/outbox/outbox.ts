@@ -59,6 +59,8 @@ export class DurablePublisher {
     private readonly options: {
       pool: pg.Pool;
       appender: Appender;
+      /** The topic the appender writes to: outbox rows are kept per topic. */
+      topic: string;
       logger: Logger;
       metrics?: OutboxMetrics;
       /** Default 30 s. */
@@ -88,6 +90,7 @@ export class DurablePublisher {
     try {
       pending = await keysWithPendingRows(
         pool,
+        this.options.topic,
         events.map((e) => e.aggregateKey),
       );
     } catch (e) {
@@ -125,7 +128,9 @@ export class DurablePublisher {
 
   private async toOutbox(events: readonly SwapEvent[], reason: string): Promise<void> {
     try {
-      await inTransaction(this.options.pool, (client) => insertOutbox(client, events, reason));
+      await inTransaction(this.options.pool, (client) =>
+        insertOutbox(client, this.options.topic, events, reason),
+      );
     } catch (e) {
       throw new OutboxWriteError(
         `neither Kafka nor the outbox took ${events.length} event(s): ${(e as Error).message}`,
@@ -163,6 +168,8 @@ export class OutboxRelay {
     private readonly options: {
       pool: pg.Pool;
       appender: Appender;
+      /** The appender's topic: only this topic's rows are published. */
+      topic: string;
       logger: Logger;
       batchSize?: number;
       metrics?: OutboxMetrics;
@@ -175,9 +182,9 @@ export class OutboxRelay {
     const { pool, appender } = this.options;
     const round = await inTransaction(pool, async (client) => {
       const locked = await client.query<{ seq: string; aggregate_key: string; event: SwapEvent }>(
-        `select seq::text, aggregate_key, event from platform.outbox where published_at is null
+        `select seq::text, aggregate_key, event from platform.outbox where published_at is null and topic = $2
          order by seq limit $1 for update skip locked`,
-        [this.options.batchSize ?? 500],
+        [this.options.batchSize ?? 500, this.options.topic],
       );
       if (locked.rows.length === 0) return { published: 0, held: 0 };
       const rows: (LockedRow & { event: SwapEvent })[] = locked.rows.map((r) => ({
@@ -187,6 +194,7 @@ export class OutboxRelay {
       }));
       const pending = await pendingSeqsByKey(
         client,
+        this.options.topic,
         rows.map((r) => r.key),
       );
       const allowed = new Set(publishableSeqs(rows, pending));
@@ -259,19 +267,21 @@ export class OutboxRelay {
 export function outboxKeyFlusher(options: {
   pool: pg.Pool;
   appender: Appender;
+  /** The appender's topic. */
+  topic: string;
   metrics?: OutboxMetrics;
   onPublished?: (count: number) => void;
   maxInFlight?: number;
 }): (key: string) => Promise<void> {
-  const pending = batchedPendingCheck(options.pool, options.maxInFlight ?? 4);
+  const pending = batchedPendingCheck(options.pool, options.topic, options.maxInFlight ?? 4);
   return async (key) => {
     if (!(await pending(key))) return;
     const published = await inTransaction(options.pool, async (client) => {
       // Blocks behind a relay that holds these rows; rows it published meanwhile no longer match.
       const rows = await client.query<{ seq: string; event: SwapEvent }>(
-        `select seq::text, event from platform.outbox where aggregate_key = $1 and published_at is null
-         order by seq for update`,
-        [key],
+        `select seq::text, event from platform.outbox
+         where aggregate_key = $1 and topic = $2 and published_at is null order by seq for update`,
+        [key, options.topic],
       );
       if (rows.rows.length === 0) return 0;
       await options.appender.appendAll(rows.rows.map((r) => r.event));
@@ -288,7 +298,11 @@ export function outboxKeyFlusher(options: {
   };
 }
 
-function batchedPendingCheck(pool: pg.Pool, maxInFlight: number): (key: string) => Promise<boolean> {
+function batchedPendingCheck(
+  pool: pg.Pool,
+  topic: string,
+  maxInFlight: number,
+): (key: string) => Promise<boolean> {
   let queue: { key: string; resolve: (v: boolean) => void; reject: (e: Error) => void }[] = [];
   let inFlight = 0;
   const pump = () => {
@@ -298,6 +312,7 @@ function batchedPendingCheck(pool: pg.Pool, maxInFlight: number): (key: string) 
       inFlight++;
       void keysWithPendingRows(
         pool,
+        topic,
         batch.map((b) => b.key),
       )
         .then(

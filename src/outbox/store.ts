@@ -7,6 +7,7 @@ export type Db = pg.Pool | pg.ClientBase;
 /** One row of platform.outbox as the operators see it. */
 export interface OutboxEntry {
   readonly seq: string;
+  readonly topic: string;
   readonly aggregateKey: string;
   readonly eventId: string;
   readonly eventType: string;
@@ -21,34 +22,47 @@ export interface OutboxEntry {
  * transaction when `db` is a client inside one) so the sequence follows the given order exactly.
  * An event id already in the outbox is left as it is (a retried write of the same event).
  */
-export async function insertOutbox(db: Db, events: readonly SwapEvent[], reason: string): Promise<void> {
+export async function insertOutbox(
+  db: Db,
+  topic: string,
+  events: readonly SwapEvent[],
+  reason: string,
+): Promise<void> {
   for (const e of events) {
     await db.query(
-      `insert into platform.outbox (aggregate_key, event_id, event_type, provider_id, event, reason)
-       values ($1, $2, $3, $4, $5, $6) on conflict (event_id) do nothing`,
-      [e.aggregateKey, e.eventId, e.eventType, e.providerId, JSON.stringify(e), reason.slice(0, 500)],
+      `insert into platform.outbox (topic, aggregate_key, event_id, event_type, provider_id, event, reason)
+       values ($1, $2, $3, $4, $5, $6, $7) on conflict (event_id) do nothing`,
+      [topic, e.aggregateKey, e.eventId, e.eventType, e.providerId, JSON.stringify(e), reason.slice(0, 500)],
     );
   }
 }
 
-/** Which of `keys` still have unpublished outbox rows. */
-export async function keysWithPendingRows(db: Db, keys: readonly string[]): Promise<Set<string>> {
+/** Which of `keys` still have unpublished outbox rows for `topic`. */
+export async function keysWithPendingRows(
+  db: Db,
+  topic: string,
+  keys: readonly string[],
+): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
   const r = await db.query<{ aggregate_key: string }>({
     name: 'outbox-pending-keys',
     text: `select distinct aggregate_key from platform.outbox
-           where published_at is null and aggregate_key = any($1::text[])`,
-    values: [[...new Set(keys)]],
+           where published_at is null and aggregate_key = any($1::text[]) and topic = $2`,
+    values: [[...new Set(keys)], topic],
   });
   return new Set(r.rows.map((row) => row.aggregate_key));
 }
 
-/** Every unpublished seq of these keys (whoever holds a lock on them), ascending per key. */
-export async function pendingSeqsByKey(db: Db, keys: readonly string[]): Promise<Map<string, bigint[]>> {
+/** Every unpublished seq of these keys in `topic` (whoever holds a lock on them), ascending per key. */
+export async function pendingSeqsByKey(
+  db: Db,
+  topic: string,
+  keys: readonly string[],
+): Promise<Map<string, bigint[]>> {
   const r = await db.query<{ aggregate_key: string; seqs: string[] }>(
     `select aggregate_key, array_agg(seq order by seq)::text[] as seqs from platform.outbox
-     where published_at is null and aggregate_key = any($1::text[]) group by aggregate_key`,
-    [[...new Set(keys)]],
+     where published_at is null and aggregate_key = any($1::text[]) and topic = $2 group by aggregate_key`,
+    [[...new Set(keys)], topic],
   );
   return new Map(r.rows.map((row) => [row.aggregate_key, row.seqs.map((s) => BigInt(s))]));
 }
@@ -62,10 +76,11 @@ export async function markPublished(db: Db, seqs: readonly bigint[]): Promise<vo
 
 export async function listOutbox(
   db: Db,
-  options: { all?: boolean; limit?: number } = {},
+  options: { all?: boolean; limit?: number; topic?: string } = {},
 ): Promise<OutboxEntry[]> {
   const r = await db.query<{
     seq: string;
+    topic: string;
     aggregate_key: string;
     event_id: string;
     event_type: string;
@@ -74,13 +89,14 @@ export async function listOutbox(
     created_at: string;
     published_at: string | null;
   }>(
-    `select seq::text, aggregate_key, event_id, event_type, provider_id, reason, created_at, published_at
-     from platform.outbox ${options.all ? '' : 'where published_at is null'}
+    `select seq::text, topic, aggregate_key, event_id, event_type, provider_id, reason, created_at, published_at
+     from platform.outbox where ($2::text is null or topic = $2) ${options.all ? '' : 'and published_at is null'}
      order by seq ${options.all ? 'desc' : 'asc'} limit $1`,
-    [options.limit ?? 100],
+    [options.limit ?? 100, options.topic ?? null],
   );
   return r.rows.map((row) => ({
     seq: row.seq,
+    topic: row.topic,
     aggregateKey: row.aggregate_key,
     eventId: row.event_id,
     eventType: row.event_type,
@@ -91,9 +107,10 @@ export async function listOutbox(
   }));
 }
 
-export async function countPending(db: Db): Promise<number> {
+export async function countPending(db: Db, topic: string): Promise<number> {
   const r = await db.query<{ n: number }>(
-    `select count(*)::int as n from platform.outbox where published_at is null`,
+    `select count(*)::int as n from platform.outbox where published_at is null and topic = $1`,
+    [topic],
   );
   return r.rows[0]!.n;
 }

@@ -224,14 +224,16 @@ export const idempotencyKeys = platform.table(
 );
 
 /**
- * Events Kafka did not acknowledge in time, kept in Postgres until the relay publishes them with their
- * original ids, in `seq` order per aggregate key. `event` is the SwapEvent as JSON (encoded with the
+ * Events Kafka did not acknowledge in time, kept in Postgres until the relay of their topic publishes
+ * them with their original ids, in `seq` order per aggregate key. `event` is the SwapEvent as JSON (encoded with the
  * registry only when published, so the outbox needs neither Kafka nor the registry).
  */
 export const outbox = platform.table(
   'outbox',
   {
     seq: bigserial('seq', { mode: 'bigint' }).primaryKey(),
+    /** The topic the event is for: a relay publishes only its own topic's rows. */
+    topic: text('topic').notNull(),
     aggregateKey: text('aggregate_key').notNull(),
     eventId: uuid('event_id').notNull().unique('outbox_event_id_key'),
     eventType: text('event_type').notNull(),
@@ -246,8 +248,8 @@ export const outbox = platform.table(
     index('outbox_pending_key_idx')
       .on(t.aggregateKey, t.seq)
       .where(sql`${t.publishedAt} is null`),
-    index('outbox_pending_seq_idx')
-      .on(t.seq)
+    index('outbox_pending_topic_seq_idx')
+      .on(t.topic, t.seq)
       .where(sql`${t.publishedAt} is null`),
   ],
 );

@@ -165,7 +165,7 @@ export async function startWebhook(
       metrics,
       rateLimiter: new RateLimiter(),
       bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
-      ensureKeyPublished: outboxKeyFlusher({ pool, appender }),
+      ensureKeyPublished: outboxKeyFlusher({ pool, appender, topic: config.EVENTS_TOPIC }),
     });
     await app.listen({ host: config.WEBHOOK_HOST, port: config.WEBHOOK_PORT });
     stops.push(() => app.close());
