@@ -1,0 +1,219 @@
+import { uuidv7 } from '../events/ids.ts';
+import type { CreationFailureKind, Finding, QuoteTerms, SwapEventOf, SwapRequest } from '../events/types.ts';
+import type { QuoteResponse, SwapResponse } from '../partner/types.ts';
+import { parsePartnerTimestamp, providerSignatureOf } from '../partner/validate.ts';
+import { describeSwapPayload, type PayloadInspection } from '../payload/index.ts';
+
+/**
+ * Builders of the events the gateway records. Keys (DESIGN notes): quotes `quote:<quoteRef>`, swap
+ * requests and their failures `request:<requestId>`, a created swap its partner swapId.
+ */
+
+const QUOTE_FIELDS = new Set([
+  'quoteId',
+  'amount',
+  'amountTo',
+  'providerFees',
+  'referralFees',
+  'payoutNetworkFees',
+  'tradeMethod',
+  'expiry',
+  'defaultSlippage',
+  'minSlippage',
+  'maxSlippage',
+]);
+
+const SWAP_FIELDS = new Set([
+  'swapId',
+  'payinAddress',
+  'createdAt',
+  'providerFees',
+  'referralFees',
+  'payoutNetworkFees',
+  'providerSig',
+]);
+
+/** The fields of a partner object the interface does not name, as JSON, or null when there are none. */
+export function extraFieldsJson(o: object, known: ReadonlySet<string>): string | null {
+  const extra = Object.fromEntries(Object.entries(o).filter(([k]) => !known.has(k)));
+  return Object.keys(extra).length > 0 ? JSON.stringify(extra) : null;
+}
+
+/** ISO-8601 UTC of a partner timestamp (`+0000` and the like), or the text as received if unreadable. */
+export function isoTime(text: string | undefined): string | null {
+  if (text === undefined) return null;
+  return parsePartnerTimestamp(text)?.toISOString() ?? text;
+}
+
+export function quoteTerms(
+  quoteRef: string,
+  request: { from: string; to: string; amount: string },
+  q: QuoteResponse,
+): QuoteTerms {
+  return {
+    quoteRef,
+    quoteId: q.quoteId ?? null,
+    tradeMethod: q.tradeMethod,
+    currencyFrom: request.from,
+    currencyTo: request.to,
+    amountFrom: q.amount ?? request.amount,
+    amountTo: q.amountTo,
+    providerFees: q.providerFees,
+    referralFees: q.referralFees,
+    payoutNetworkFees: q.payoutNetworkFees,
+    expiry: isoTime(q.expiry),
+    defaultSlippage: q.defaultSlippage ?? null,
+    minSlippage: q.minSlippage ?? null,
+    maxSlippage: q.maxSlippage ?? null,
+    extraFieldsJson: extraFieldsJson(q, QUOTE_FIELDS),
+  };
+}
+
+interface Common {
+  readonly providerId: string;
+  readonly now: Date;
+}
+
+function envelope(c: Common) {
+  const at = c.now.toISOString();
+  return {
+    eventId: uuidv7(c.now.getTime()),
+    providerId: c.providerId,
+    source: 'gateway' as const,
+    occurredAt: at,
+    recordedAt: at,
+  };
+}
+
+export function quoteReceivedEvent(c: Common, terms: QuoteTerms): SwapEventOf<'QuoteReceived'> {
+  return {
+    ...envelope(c),
+    eventType: 'QuoteReceived',
+    swapId: null,
+    aggregateKey: `quote:${terms.quoteRef}`,
+    payload: { quote: terms },
+  };
+}
+
+export function quoteRejectedEvent(
+  c: Common,
+  r: {
+    quoteRef: string;
+    tradeMethod: string;
+    from: string;
+    to: string;
+    amount: string;
+    httpStatus: number | null;
+    errorKey: string | null;
+    message: string;
+    additionalFields?: Readonly<Record<string, unknown>> | undefined;
+  },
+): SwapEventOf<'QuoteRejected'> {
+  return {
+    ...envelope(c),
+    eventType: 'QuoteRejected',
+    swapId: null,
+    aggregateKey: `quote:${r.quoteRef}`,
+    payload: {
+      quoteRef: r.quoteRef,
+      tradeMethod: r.tradeMethod,
+      currencyFrom: r.from,
+      currencyTo: r.to,
+      amountFrom: r.amount,
+      httpStatus: r.httpStatus,
+      errorKey: r.errorKey,
+      message: r.message,
+      additionalFieldsJson:
+        r.additionalFields && Object.keys(r.additionalFields).length > 0
+          ? JSON.stringify(r.additionalFields)
+          : null,
+    },
+  };
+}
+
+export function swapRequestedEvent(
+  c: Common,
+  requestId: string,
+  idempotencyKey: string,
+  request: SwapRequest,
+): SwapEventOf<'SwapRequested'> {
+  return {
+    ...envelope(c),
+    eventType: 'SwapRequested',
+    swapId: null,
+    aggregateKey: `request:${requestId}`,
+    payload: { requestId, idempotencyKey, request },
+  };
+}
+
+export function swapCreationFailedEvent(
+  c: Common,
+  requestId: string,
+  f: { kind: CreationFailureKind; httpStatus: number | null; errorKey: string | null; message: string },
+): SwapEventOf<'SwapCreationFailed'> {
+  return {
+    ...envelope(c),
+    eventType: 'SwapCreationFailed',
+    swapId: null,
+    aggregateKey: `request:${requestId}`,
+    payload: { requestId, ...f, message: f.message.slice(0, 2000) },
+  };
+}
+
+export function eventFinding(f: PayloadInspection['findings'][number]): Finding {
+  return {
+    check: f.check,
+    outcome: f.outcome,
+    expected: f.expected ?? null,
+    actual: f.actual ?? null,
+    detail: f.detail ?? null,
+  };
+}
+
+export function swapCreatedEvent(
+  c: Common,
+  s: {
+    requestId: string;
+    request: SwapRequest;
+    quote: QuoteTerms | null;
+    response: SwapResponse;
+    inspection: PayloadInspection;
+  },
+): SwapEventOf<'SwapCreated'> {
+  const r = s.response;
+  const sig = providerSignatureOf(r.providerSig);
+  const decoded = s.inspection.decoded;
+  return {
+    ...envelope(c),
+    eventType: 'SwapCreated',
+    swapId: r.swapId,
+    aggregateKey: r.swapId,
+    payload: {
+      requestId: s.requestId,
+      request: s.request,
+      quote: s.quote,
+      payinAddress: r.payinAddress,
+      createdAt: r.createdAt,
+      providerFees: r.providerFees,
+      referralFees: r.referralFees,
+      payoutNetworkFees: r.payoutNetworkFees,
+      providerSigPayload: r.providerSig.payload,
+      providerSigSignature: sig.value === '' ? null : sig.value,
+      providerSigField: sig.field,
+      signatureValid: s.inspection.signatureValid,
+      keyId: s.inspection.keyId ?? null,
+      decodedPayloadJson: decoded ? JSON.stringify(describeSwapPayload(decoded)) : null,
+      signedAmountToProvider: decoded ? decoded.amount_to_provider.toString() : null,
+      signedAmountToWallet: decoded ? decoded.amount_to_wallet.toString() : null,
+      findings: s.inspection.findings.map(eventFinding),
+      extraFieldsJson: extraFieldsJson(r, SWAP_FIELDS),
+    },
+  };
+}
+
+/** Findings that stop a swap from being handed to the wallet: the signature or content does not match. */
+export function blockingFindings(inspection: PayloadInspection): Finding[] {
+  return inspection.findings
+    .filter((f) => f.outcome === 'mismatch' || f.outcome === 'violation')
+    .map(eventFinding);
+}

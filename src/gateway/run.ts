@@ -1,0 +1,119 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/config.ts';
+import { createPool } from '../db/client.ts';
+import { migratePlatform } from '../db/migrate.ts';
+import { openAppender } from '../events/open.ts';
+import type { EventAppender } from '../events/producer.ts';
+import type { Logger } from '../observability/log.ts';
+import { DurablePublisher, OutboxRelay } from '../outbox/outbox.ts';
+import { ProviderClients } from '../providers/clients.ts';
+import { readProvidersFile } from '../providers/file.ts';
+import { loadProviders } from '../providers/store.ts';
+import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
+import { buildGatewayServer, walletKeyIndex } from './server.ts';
+import { GatewayService } from './service.ts';
+
+export type GatewayConfig = Pick<
+  Config,
+  | 'DATABASE_URL'
+  | 'KAFKA_BROKERS'
+  | 'SCHEMA_REGISTRY_URL'
+  | 'EVENTS_TOPIC'
+  | 'KAFKA_CLIENT_ID'
+  | 'KAFKA_SEND_TIMEOUT_MS'
+  | 'PROVIDERS_FILE'
+  | 'PROVIDER_REFRESH_MS'
+  | 'GATEWAY_HOST'
+  | 'GATEWAY_PORT'
+  | 'GATEWAY_API_KEY_DIGESTS'
+  | 'GATEWAY_QUOTE_MIN_VALIDITY_MS'
+  | 'OUTBOX_RELAY_INTERVAL_MS'
+  | 'OUTBOX_RELAY_BATCH'
+>;
+
+export interface RunningGateway {
+  readonly app: FastifyInstance;
+  readonly url: string;
+  readonly port: number;
+  readonly metrics: GatewayMetrics;
+  readonly publisher: DurablePublisher;
+  readonly relay: OutboxRelay;
+  readonly appender: EventAppender;
+  stop(): Promise<void>;
+}
+
+export class GatewayConfigError extends Error {
+  override name = 'GatewayConfigError';
+}
+
+/**
+ * Wires and starts the gateway: migrates the platform schema, loads PROVIDERS_FILE when set, connects
+ * the event appender, starts the outbox relay (every OUTBOX_RELAY_INTERVAL_MS), then listens. Refuses
+ * to start without a wallet key digest: no call may pass without a key.
+ */
+export async function startGateway(
+  config: GatewayConfig,
+  logger: Logger,
+  extra: { env?: NodeJS.ProcessEnv; now?: () => Date } = {},
+): Promise<RunningGateway> {
+  if (config.GATEWAY_API_KEY_DIGESTS.length === 0)
+    throw new GatewayConfigError(
+      'GATEWAY_API_KEY_DIGESTS lists no key digest: the gateway would refuse every call; set the SHA-256 digest of the wallet backend key',
+    );
+  const keys = walletKeyIndex(config.GATEWAY_API_KEY_DIGESTS);
+  await migratePlatform(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL, { max: 10, applicationName: 'swap-ledger-gateway' });
+  const stops: (() => Promise<void> | void)[] = [() => pool.end()];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop();
+  };
+  try {
+    if (config.PROVIDERS_FILE) {
+      const reports = await loadProviders(
+        pool,
+        readProvidersFile(config.PROVIDERS_FILE, extra.env ?? process.env),
+      );
+      logger.info({ providers: reports.map((r) => r.providerId) }, 'providers file loaded');
+    }
+    const metrics = createGatewayMetrics();
+    const appender = await openAppender(config, 'gateway', logger);
+    stops.push(() => appender.stop());
+    const publisher = new DurablePublisher({
+      pool,
+      appender,
+      topic: config.EVENTS_TOPIC,
+      logger,
+      metrics: metrics.outbox,
+    });
+    const relay = new OutboxRelay({
+      pool,
+      appender,
+      topic: config.EVENTS_TOPIC,
+      logger,
+      metrics: metrics.outbox,
+      batchSize: config.OUTBOX_RELAY_BATCH,
+      onPublished: () => publisher.kafkaIsBack(),
+    });
+    relay.start(config.OUTBOX_RELAY_INTERVAL_MS);
+    stops.push(() => relay.stop());
+    const service = new GatewayService({
+      pool,
+      partners: new ProviderClients(pool, { refreshMs: config.PROVIDER_REFRESH_MS }),
+      publisher,
+      logger,
+      metrics,
+      now: extra.now ?? (() => new Date()),
+      quoteMinValidityMs: config.GATEWAY_QUOTE_MIN_VALIDITY_MS,
+    });
+    const app = buildGatewayServer({ service, keys, logger, metrics });
+    await app.listen({ host: config.GATEWAY_HOST, port: config.GATEWAY_PORT });
+    stops.push(() => app.close());
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.GATEWAY_PORT;
+    const host = config.GATEWAY_HOST.includes(':') ? `[${config.GATEWAY_HOST}]` : config.GATEWAY_HOST;
+    return { app, url: `http://${host}:${port}`, port, metrics, publisher, relay, appender, stop: stopAll };
+  } catch (e) {
+    await stopAll().catch(() => undefined);
+    throw e;
+  }
+}

@@ -1,0 +1,245 @@
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+} from 'fastify';
+import type { Logger } from '../observability/log.ts';
+import { PROMETHEUS_CONTENT_TYPE } from '../observability/metrics.ts';
+import { ApiKeyIndex } from '../providers/api-keys.ts';
+import { IDEMPOTENCY_KEY } from './idempotency.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import type { SwapBody } from './rules.ts';
+import type { Answer, GatewayService, QuoteBody } from './service.ts';
+
+/**
+ * The gateway HTTP API for the wallet backend:
+ *   GET  /v1/providers/:providerId/currencies[?all=true]     synced catalog (enabled only unless all)
+ *   GET  /v1/providers/:providerId/pairs[?from=&to=&all=true]
+ *   POST /v1/quotes                                          catalog check, then the partner's quote
+ *   POST /v1/swaps            (header Idempotency-Key)       fixed (quoteRef) or float (amount) swap
+ *   GET  /metrics                                            Prometheus text (no key: keep it private)
+ * Every /v1 call needs `x-api-key`: a key of the wallet backend whose SHA-256 digest is in
+ * GATEWAY_API_KEY_DIGESTS, compared in constant time. Every refusal is `{ error, messageKey? }`, one log
+ * line without secrets and a metric.
+ */
+
+export const WALLET_ID = 'wallet';
+
+/** The wallet backend's keys, by digest. */
+export function walletKeyIndex(digests: readonly string[]): ApiKeyIndex {
+  return new ApiKeyIndex(
+    digests.map((sha256, i) => ({ providerId: WALLET_ID, keyId: `wallet-${i + 1}`, sha256 })),
+  );
+}
+
+export interface GatewayServerDeps {
+  readonly service: Pick<GatewayService, 'currencies' | 'pairs' | 'quote' | 'createSwap'>;
+  readonly keys: ApiKeyIndex;
+  readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
+  readonly bodyLimitBytes?: number;
+}
+
+interface RequestState {
+  keyId?: string;
+  provider?: string;
+  reason?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    gateway: RequestState | null;
+  }
+}
+
+const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max });
+const decimal = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^(?:0|[1-9]\\d*|\\d+)(?:\\.\\d+)?$',
+};
+
+const quoteSchema = {
+  type: 'object',
+  required: ['providerId', 'from', 'to', 'amount'],
+  additionalProperties: false,
+  properties: {
+    providerId: text(64),
+    from: text(100),
+    to: text(100),
+    amount: decimal,
+    tradeMethod: { type: 'string', enum: ['fixed', 'float'] },
+  },
+} as const;
+
+const swapSchema = {
+  type: 'object',
+  required: ['providerId', 'tradeMethod', 'payoutAddress', 'refundAddress', 'nonce'],
+  additionalProperties: false,
+  properties: {
+    providerId: text(64),
+    tradeMethod: { type: 'string', enum: ['fixed', 'float'] },
+    quoteRef: text(100),
+    from: text(100),
+    to: text(100),
+    amount: decimal,
+    payoutAddress: text(256),
+    payoutAddressExtraId: { type: 'string', maxLength: 256 },
+    refundAddress: text(256),
+    refundAddressExtraId: { type: 'string', maxLength: 256 },
+    nonce: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
+    slippage: decimal,
+  },
+} as const;
+
+const providerParams = {
+  type: 'object',
+  required: ['providerId'],
+  properties: { providerId: text(64) },
+} as const;
+
+export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.bodyLimitBytes ?? 65_536,
+    // No coercion: a number where a decimal string belongs is a 400, never a JS number.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    return503OnClosing: true,
+  });
+  app.decorateRequest('gateway', null);
+
+  const send = (
+    request: { gateway: RequestState | null },
+    reply: import('fastify').FastifyReply,
+    answer: Answer,
+  ) => {
+    if (answer.reason) request.gateway = { ...request.gateway, reason: answer.reason };
+    if (answer.headers) reply.headers(answer.headers);
+    return reply.code(answer.status).send(answer.body);
+  };
+
+  // Authentication before the body is read: a caller without a key learns nothing else.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.url === '/metrics') return undefined;
+    const header = request.headers['x-api-key'];
+    const match = deps.keys.authenticate(typeof header === 'string' && header !== '' ? header : undefined);
+    if (!match) {
+      request.gateway = {
+        reason: header === undefined ? 'unauthorized: missing key' : 'unauthorized: unknown key',
+      };
+      return reply.code(401).send({ error: 'unauthorized' });
+    }
+    request.gateway = { keyId: match.keyId };
+    return undefined;
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.validation) {
+      const message = `invalid request: ${error.message}`.slice(0, 300);
+      request.gateway = { ...request.gateway, reason: 'invalid_body' };
+      return reply.code(400).send({ error: message });
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      request.gateway = { ...request.gateway, reason: 'body_too_large' };
+      return reply.code(413).send({ error: 'body too large' });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      request.gateway = { ...request.gateway, reason: 'bad_request' };
+      return reply.code(status).send({ error: error.message.slice(0, 200) || 'bad request' });
+    }
+    request.log.error({ err: { message: error.message, stack: error.stack } }, 'gateway request failed');
+    request.gateway = { ...request.gateway, reason: 'internal_error' };
+    return reply.code(500).send({ error: 'internal error' });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    request.gateway = { ...request.gateway, reason: 'no_route' };
+    return reply.code(404).send({ error: 'not found' });
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.routeOptions.url === '/metrics') return;
+    const route = request.routeOptions.url ?? 'unknown';
+    const status = reply.statusCode;
+    const state = request.gateway ?? {};
+    deps.metrics.responses.inc({ route, status: String(status) });
+    deps.metrics.duration.observe({ route }, reply.elapsedTime / 1000);
+    if (status >= 400) {
+      const reason = state.reason ?? 'unknown';
+      deps.metrics.refusals.inc({
+        route,
+        reason: reason.startsWith('unauthorized') ? 'unauthorized' : reason,
+      });
+    }
+    const line = {
+      route,
+      method: request.method,
+      status,
+      provider: state.provider,
+      key: state.keyId,
+      reason: state.reason,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    };
+    if (status < 400) request.log.info(line, 'gateway answered');
+    else if (status >= 500) request.log.error(line, 'gateway refused');
+    else request.log.info(line, 'gateway refused');
+  });
+
+  app.get('/metrics', async (_request, reply) =>
+    reply.type(PROMETHEUS_CONTENT_TYPE).send(deps.metrics.registry.expose()),
+  );
+
+  app.get<{ Params: { providerId: string }; Querystring: { all?: string } }>(
+    '/v1/providers/:providerId/currencies',
+    { schema: { params: providerParams } },
+    async (request, reply) => {
+      request.gateway = { ...request.gateway, provider: request.params.providerId.slice(0, 64) };
+      return send(
+        request,
+        reply,
+        await deps.service.currencies(request.params.providerId, request.query.all === 'true'),
+      );
+    },
+  );
+
+  app.get<{ Params: { providerId: string }; Querystring: { all?: string; from?: string; to?: string } }>(
+    '/v1/providers/:providerId/pairs',
+    { schema: { params: providerParams } },
+    async (request, reply) => {
+      request.gateway = { ...request.gateway, provider: request.params.providerId.slice(0, 64) };
+      const q = request.query;
+      return send(
+        request,
+        reply,
+        await deps.service.pairs(request.params.providerId, {
+          from: q.from,
+          to: q.to,
+          includeDisabled: q.all === 'true',
+        }),
+      );
+    },
+  );
+
+  app.post<{ Body: QuoteBody }>('/v1/quotes', { schema: { body: quoteSchema } }, async (request, reply) => {
+    request.gateway = { ...request.gateway, provider: request.body.providerId };
+    return send(request, reply, await deps.service.quote(request.body));
+  });
+
+  app.post<{ Body: SwapBody }>('/v1/swaps', { schema: { body: swapSchema } }, async (request, reply) => {
+    request.gateway = { ...request.gateway, provider: request.body.providerId };
+    const key = request.headers['idempotency-key'];
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+      return send(request, reply, {
+        status: 400,
+        reason: 'idempotency_key_missing',
+        body: { error: 'header Idempotency-Key is required (1-200 visible ASCII characters)' },
+      });
+    }
+    return send(request, reply, await deps.service.createSwap(request.body, key));
+  });
+
+  return app;
+}
