@@ -113,6 +113,17 @@ const sha256List: Parser<string[]> = (raw) => {
   return list.map((d) => d.toLowerCase());
 };
 
+/** A comma list of provider ids (empty: none listed). */
+const providerIds: Parser<string[]> = (raw) => {
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const id of list)
+    if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(id)) throw new Error(`"${id}" is not a provider id`);
+  return list;
+};
+
 /** A node-cron expression (5 fields, or 6 with seconds); `off` where the key allows turning it off. */
 const cronSchedule =
   (allowOff: boolean): Parser<string> =>
@@ -217,6 +228,11 @@ export const configSpec = {
     parse: cronSchedule(false),
     default: '*/5 * * * * *',
     doc: 'node-cron schedule of poller ticks; each tick polls the swaps whose provider poll interval elapsed',
+  },
+  POLL_PROVIDERS: {
+    parse: providerIds,
+    default: [] as string[],
+    doc: 'Providers this poller polls and syncs (comma separated ids); empty: every enabled provider',
   },
   POLL_CONCURRENCY: {
     parse: int(1, 256),

@@ -1,0 +1,146 @@
+import cron, { type ScheduledTask } from 'node-cron';
+import type pg from 'pg';
+import { syncCatalog, type CatalogSyncReport } from '../catalog/sync.ts';
+import type { Config } from '../config/config.ts';
+import { createPool } from '../db/client.ts';
+import { migratePlatform } from '../db/migrate.ts';
+import { openAppender } from '../events/open.ts';
+import type { Logger } from '../observability/log.ts';
+import { outboxKeyFlusher } from '../outbox/outbox.ts';
+import { ProviderClients } from '../providers/clients.ts';
+import { readProvidersFile } from '../providers/file.ts';
+import { loadProviders } from '../providers/store.ts';
+import { Poller, postgresPollerStore, type TickReport } from './poller.ts';
+
+export type PollerConfig = Pick<
+  Config,
+  | 'DATABASE_URL'
+  | 'KAFKA_BROKERS'
+  | 'SCHEMA_REGISTRY_URL'
+  | 'EVENTS_TOPIC'
+  | 'KAFKA_CLIENT_ID'
+  | 'KAFKA_SEND_TIMEOUT_MS'
+  | 'PROJECTION_SCHEMA'
+  | 'PROVIDERS_FILE'
+  | 'PROVIDER_REFRESH_MS'
+  | 'POLL_CRON'
+  | 'POLL_PROVIDERS'
+  | 'POLL_CONCURRENCY'
+  | 'POLL_RATE_PER_SECOND'
+  | 'POLL_RATE_BURST'
+  | 'POLL_BACKOFF_BASE_MS'
+  | 'POLL_BACKOFF_MAX_MS'
+  | 'POLL_CONFIRM_WINDOW_HOURS'
+  | 'CATALOG_SYNC_CRON'
+>;
+
+export interface RunningPoller {
+  readonly poller: Poller;
+  /** Runs one poll tick now (joins one under way). */
+  tick(): Promise<TickReport>;
+  /** Syncs every enabled provider's catalog now. */
+  syncCatalogs(): Promise<CatalogSyncReport[]>;
+  stop(): Promise<void>;
+}
+
+/** One catalog sync of every enabled provider (or of those named), sequentially. */
+export async function syncAllCatalogs(
+  pool: pg.Pool,
+  clients: ProviderClients,
+  logger: Logger,
+  only?: readonly string[],
+): Promise<CatalogSyncReport[]> {
+  const ids = only?.length ? only : await clients.enabledIds();
+  const reports: CatalogSyncReport[] = [];
+  for (const id of ids) {
+    const partner = await clients.get(id);
+    if (!partner) throw new Error(`no provider ${id}`);
+    reports.push(await syncCatalog(pool, partner.client, id, { logger }));
+  }
+  return reports;
+}
+
+/**
+ * `poller run`: the status poller on POLL_CRON and, unless CATALOG_SYNC_CRON is `off`, the catalog sync
+ * on its own schedule (also once at start), in one process, for the providers in POLL_PROVIDERS (all
+ * enabled ones when empty: run one poller per group of providers to spread the load). Both node-cron tasks skip a run while the
+ * previous one is still going. stop() ends the schedules and waits for the work under way.
+ */
+export async function startPoller(
+  config: PollerConfig,
+  logger: Logger,
+  extra: { env?: NodeJS.ProcessEnv; now?: () => number; schedule?: boolean } = {},
+): Promise<RunningPoller> {
+  await migratePlatform(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL, {
+    searchPath: config.PROJECTION_SCHEMA,
+    max: 6,
+    applicationName: 'swap-ledger-poller',
+  });
+  const stops: (() => Promise<void> | void)[] = [() => pool.end()];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop();
+  };
+  try {
+    if (config.PROVIDERS_FILE)
+      await loadProviders(pool, readProvidersFile(config.PROVIDERS_FILE, extra.env ?? process.env));
+    const appender = await openAppender(config, 'poller', logger);
+    stops.push(() => appender.stop());
+    // The poller's own rules handle 420 and failures (pause, backoff): no retries inside the client.
+    const clients = new ProviderClients(pool, {
+      refreshMs: config.PROVIDER_REFRESH_MS,
+      clientOverrides: { retry: { maxAttempts: 1 } },
+    });
+    const poller = new Poller({
+      store: postgresPollerStore(pool, config.POLL_CONFIRM_WINDOW_HOURS, config.POLL_PROVIDERS),
+      partners: clients,
+      appender,
+      ensureKeyPublished: outboxKeyFlusher({ pool, appender, topic: config.EVENTS_TOPIC }),
+      logger,
+      concurrency: config.POLL_CONCURRENCY,
+      rateLimit: { perSecond: config.POLL_RATE_PER_SECOND, burst: config.POLL_RATE_BURST },
+      backoff: { baseMs: config.POLL_BACKOFF_BASE_MS, maxMs: config.POLL_BACKOFF_MAX_MS },
+      ...(extra.now ? { now: extra.now } : {}),
+    });
+    const catalogClients = new ProviderClients(pool, { refreshMs: config.PROVIDER_REFRESH_MS });
+    let syncing: Promise<CatalogSyncReport[]> | undefined;
+    const syncCatalogs = () => {
+      syncing ??= syncAllCatalogs(pool, catalogClients, logger, config.POLL_PROVIDERS).finally(
+        () => (syncing = undefined),
+      );
+      return syncing;
+    };
+    const tasks: ScheduledTask[] = [];
+    if (extra.schedule !== false) {
+      tasks.push(
+        cron.schedule(
+          config.POLL_CRON,
+          async () => {
+            await poller
+              .tick()
+              .catch((e: unknown) =>
+                logger.error({ err: { message: (e as Error).message } }, 'poller tick failed'),
+              );
+          },
+          { name: 'poller', noOverlap: true },
+        ),
+      );
+      if (config.CATALOG_SYNC_CRON !== 'off') {
+        const run = () =>
+          syncCatalogs().catch((e: unknown) =>
+            logger.error({ err: { message: (e as Error).message } }, 'catalog sync failed'),
+          );
+        void run();
+        tasks.push(cron.schedule(config.CATALOG_SYNC_CRON, run, { name: 'catalog-sync', noOverlap: true }));
+      }
+    }
+    stops.push(async () => {
+      for (const t of tasks) await t.destroy();
+      await Promise.allSettled([poller.settled(), syncing]);
+    });
+    return { poller, tick: () => poller.tick(), syncCatalogs, stop: stopAll };
+  } catch (e) {
+    await stopAll().catch(() => undefined);
+    throw e;
+  }
+}

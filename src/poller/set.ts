@@ -1,0 +1,102 @@
+import type pg from 'pg';
+import type { PolledSwap } from './change.ts';
+
+/**
+ * The poller's reads. `pool`'s search_path is the live projection (swaps, event_journal: read only);
+ * platform tables are qualified.
+ */
+
+interface Row {
+  swap_id: string;
+  provider_id: string;
+  status: string;
+  final: boolean;
+  version: number | null;
+  amount_to: string | null;
+  provider_fees: string | null;
+  referral_fees: string | null;
+  payout_network_fees: string | null;
+  payin_transaction_id: string | null;
+  payout_transaction_id: string | null;
+}
+
+const polled = (r: Row): PolledSwap => ({
+  swapId: r.swap_id,
+  providerId: r.provider_id,
+  status: r.status,
+  final: r.final,
+  version: r.version,
+  amountTo: r.amount_to,
+  providerFees: r.provider_fees,
+  referralFees: r.referral_fees,
+  payoutNetworkFees: r.payout_network_fees,
+  payinTransactionId: r.payin_transaction_id,
+  payoutTransactionId: r.payout_transaction_id,
+});
+
+const COLUMNS = `s.swap_id, s.provider_id, s.status, s.final, s.version, s.amount_to, s.provider_fees,
+  s.referral_fees, s.payout_network_fees, s.payin_transaction_id, s.payout_transaction_id`;
+
+/**
+ * The polling set: every projected swap not final, plus the swaps the gateway created that the
+ * projector has not folded yet (of the listed providers, or all) (created_swaps of the last `createdWithinHours`; an older one that
+ * never reached the projection is an operator's matter, not a poll's).
+ */
+export async function pollingSet(
+  pool: pg.Pool,
+  options: { providerIds?: readonly string[]; createdWithinHours?: number } = {},
+): Promise<PolledSwap[]> {
+  const r = await pool.query<Row>(
+    `select ${COLUMNS} from swaps s where not s.final and ($2::text[] is null or s.provider_id = any($2))
+     union all
+     select c.swap_id, c.provider_id, 'CREATED', false, null, null, null, null, null, null, null
+     from platform.created_swaps c
+     where c.recorded_at > now() - make_interval(hours => $1)
+       and ($2::text[] is null or c.provider_id = any($2))
+       and not exists (select 1 from swaps s where s.swap_id = c.swap_id)
+     order by 2, 1`,
+    [options.createdWithinHours ?? 24, options.providerIds?.length ? options.providerIds : null],
+  );
+  return r.rows.map(polled);
+}
+
+/**
+ * Swaps owed their one confirming GET /status: final within the window, made final by an applied
+ * StatusReported that came by webhook (the webhook carries no payout network fee), still missing a
+ * fee, the final amount or a hash, and not confirmed yet (platform.poll_confirmations).
+ */
+export async function confirmationCandidates(
+  pool: pg.Pool,
+  windowHours: number,
+  providerIds?: readonly string[],
+): Promise<PolledSwap[]> {
+  const r = await pool.query<Row>(
+    `select ${COLUMNS} from swaps s
+     where s.final and s.final_at > now() - make_interval(hours => $1)
+       and ($2::text[] is null or s.provider_id = any($2))
+       and (s.amount_to is null or s.provider_fees is null or s.referral_fees is null
+            or s.payout_network_fees is null or s.payin_transaction_id is null or s.payout_transaction_id is null)
+       and not exists (select 1 from platform.poll_confirmations c
+                       where c.swap_id = s.swap_id and c.provider_id = s.provider_id)
+       and exists (select 1 from event_journal j
+                   where j.swap_id = s.swap_id and j.event_type = 'StatusReported' and j.outcome = 'applied'
+                     and j.changes ? 'final' and j.source = 'webhook')
+     order by s.provider_id, s.swap_id`,
+    [windowHours, providerIds?.length ? providerIds : null],
+  );
+  return r.rows.map(polled);
+}
+
+export type ConfirmationOutcome = 'appended' | 'nothing_new' | 'unmappable' | 'not_found';
+
+/** Records that a swap's confirming poll was done (once: a second record is ignored). */
+export async function recordConfirmation(
+  pool: pg.Pool,
+  c: { swapId: string; providerId: string; outcome: ConfirmationOutcome; detail?: string; eventId?: string },
+): Promise<void> {
+  await pool.query(
+    `insert into platform.poll_confirmations (swap_id, provider_id, outcome, detail, event_id)
+     values ($1, $2, $3, $4, $5) on conflict (swap_id, provider_id) do nothing`,
+    [c.swapId, c.providerId, c.outcome, c.detail?.slice(0, 500) ?? null, c.eventId ?? null],
+  );
+}
