@@ -18,6 +18,10 @@ import {
   providerRotateKeyCommand,
 } from './provider.ts';
 import { webhookServeCommand } from './webhook.ts';
+import { gatewayServeCommand } from './gateway.ts';
+import { pollerRunCommand } from './poller.ts';
+import { catalogSyncCommand } from './catalog.ts';
+import { outboxListCommand, outboxRelayCommand } from './outbox.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
@@ -45,4 +49,9 @@ export const commands: readonly Command[] = [
   providerRevokeKeyCommand,
   providerLoadCommand,
   webhookServeCommand,
+  gatewayServeCommand,
+  pollerRunCommand,
+  catalogSyncCommand,
+  outboxRelayCommand,
+  outboxListCommand,
 ];
