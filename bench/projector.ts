@@ -122,6 +122,7 @@ async function main() {
     projection.swapRequests,
     projection.quotes,
     projection.reconciliationQueue,
+    projection.ledgerPostings,
   ]);
 
   const single = await freshSchema(env.DATABASE_URL, 'single');

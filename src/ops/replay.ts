@@ -123,7 +123,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   await migrateProjection(options.databaseUrl, schema);
   const pool = createPool(options.databaseUrl, {
     searchPath: schema,
-    max: 2,
+    max: 3,
     applicationName: 'swap-ledger-replay',
   });
   const batchEvents = options.batchEvents ?? 5000;
@@ -160,6 +160,8 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
           .run({
             autoCommit: false,
             eachBatchAutoResolve: false,
+            // Partitions own disjoint rows, so two fold at once without touching each other's.
+            partitionsConsumedConcurrently: 2,
             eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
               const end = ends.get(batch.partition) ?? 0n;
               const messages = batch.messages.filter((m) => BigInt(m.offset) < end);
