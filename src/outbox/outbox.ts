@@ -181,14 +181,15 @@ export class OutboxRelay {
   async runOnce(): Promise<RelayRound> {
     const { pool, appender } = this.options;
     const round = await inTransaction(pool, async (client) => {
-      const locked = await client.query<{ seq: string; aggregate_key: string; event: SwapEvent }>(
-        `select seq::text, aggregate_key, event from platform.outbox where published_at is null and topic = $2
+      // (Not `seq::text`: that output column would be what ORDER BY seq sorts, as text: '10' < '9'.)
+      const locked = await client.query<{ seq_text: string; aggregate_key: string; event: SwapEvent }>(
+        `select seq::text as seq_text, aggregate_key, event from platform.outbox where published_at is null and topic = $2
          order by seq limit $1 for update skip locked`,
         [this.options.batchSize ?? 500, this.options.topic],
       );
       if (locked.rows.length === 0) return { published: 0, held: 0 };
       const rows: (LockedRow & { event: SwapEvent })[] = locked.rows.map((r) => ({
-        seq: BigInt(r.seq),
+        seq: BigInt(r.seq_text),
         key: r.aggregate_key,
         event: r.event,
       }));
@@ -278,8 +279,8 @@ export function outboxKeyFlusher(options: {
     if (!(await pending(key))) return;
     const published = await inTransaction(options.pool, async (client) => {
       // Blocks behind a relay that holds these rows; rows it published meanwhile no longer match.
-      const rows = await client.query<{ seq: string; event: SwapEvent }>(
-        `select seq::text, event from platform.outbox
+      const rows = await client.query<{ seq_text: string; event: SwapEvent }>(
+        `select seq::text as seq_text, event from platform.outbox
          where aggregate_key = $1 and topic = $2 and published_at is null order by seq for update`,
         [key, options.topic],
       );
@@ -287,7 +288,7 @@ export function outboxKeyFlusher(options: {
       await options.appender.appendAll(rows.rows.map((r) => r.event));
       await markPublished(
         client,
-        rows.rows.map((r) => BigInt(r.seq)),
+        rows.rows.map((r) => BigInt(r.seq_text)),
       );
       return rows.rows.length;
     });

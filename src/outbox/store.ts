@@ -79,7 +79,7 @@ export async function listOutbox(
   options: { all?: boolean; limit?: number; topic?: string } = {},
 ): Promise<OutboxEntry[]> {
   const r = await db.query<{
-    seq: string;
+    seq_text: string;
     topic: string;
     aggregate_key: string;
     event_id: string;
@@ -89,13 +89,13 @@ export async function listOutbox(
     created_at: string;
     published_at: string | null;
   }>(
-    `select seq::text, topic, aggregate_key, event_id, event_type, provider_id, reason, created_at, published_at
+    `select seq::text as seq_text, topic, aggregate_key, event_id, event_type, provider_id, reason, created_at, published_at
      from platform.outbox where ($2::text is null or topic = $2) ${options.all ? '' : 'and published_at is null'}
      order by seq ${options.all ? 'desc' : 'asc'} limit $1`,
     [options.limit ?? 100, options.topic ?? null],
   );
   return r.rows.map((row) => ({
-    seq: row.seq,
+    seq: row.seq_text,
     topic: row.topic,
     aggregateKey: row.aggregate_key,
     eventId: row.event_id,
