@@ -131,7 +131,12 @@ function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusReported'>
     const after = reported[field];
     if (after !== null && !sameValue(field, swap[field], after)) changes[field] = [swap[field], after];
   }
-  if (p.final) changes.final = [false, true];
+  if (p.final) {
+    changes.final = [false, true];
+    // An amount reported before the final status is the partner's estimate; the final amount is the one
+    // the final report carries. Without one it is unknown (a later report may fill it), never the estimate.
+    if (reported.amountTo === null && swap.amountTo !== null) changes.amountTo = [swap.amountTo, null];
+  }
   if (Object.keys(changes).length === 0)
     return noop(`status ${p.status} and every reported value already known`);
 

@@ -296,3 +296,28 @@ describe('fold: requests, quotes, reconciliations, duplicates', () => {
     expect(rowKeys(statusReported('s1', 'PENDING'))).toEqual({ swapId: 's1' });
   });
 });
+
+describe('fold: the final amount', () => {
+  it('is the one the final report carries, not an estimate reported before it', () => {
+    const { ws, journal } = foldAll([
+      swapCreated('s1'),
+      statusReported('s1', 'PENDING', { amount: '0.25' }, { source: 'webhook' }),
+      statusReported('s1', 'FINISHED', { payinTransactionId: 'in', payoutTransactionId: 'out' }),
+    ]);
+    expect(journal[2]!.changes).toMatchObject({ amountTo: ['0.25', null], status: ['PENDING', 'FINISHED'] });
+    expect(ws.swaps.get('s1')).toMatchObject({ final: true, amountTo: null });
+    // A later report may fill it: a value still unknown of a final swap.
+    foldAll([statusReported('s1', 'FINISHED', { amount: '0.249' })], ws);
+    expect(ws.swaps.get('s1')!.amountTo).toBe('0.249');
+  });
+
+  it('keeps the estimate when the final report confirms the same amount', () => {
+    const { ws, journal } = foldAll([
+      swapCreated('s1'),
+      statusReported('s1', 'PENDING', { amount: '0.25' }),
+      statusReported('s1', 'FINISHED', { amount: '0.250' }),
+    ]);
+    expect(journal[2]!.changes).toEqual({ status: ['PENDING', 'FINISHED'], final: [false, true] });
+    expect(ws.swaps.get('s1')!.amountTo).toBe('0.25');
+  });
+});
