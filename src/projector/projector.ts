@@ -33,6 +33,8 @@ export interface ProjectorOptions {
 export class Projector {
   private consumer: Consumer | undefined;
   private producer: Producer | undefined;
+  private stopped = false;
+  private restartTimer: NodeJS.Timeout | undefined;
   private readonly maxBatch: number;
 
   constructor(private readonly options: ProjectorOptions) {
@@ -40,8 +42,15 @@ export class Projector {
   }
 
   async start(): Promise<void> {
-    const { kafka, topic, groupId } = this.options;
+    this.stopped = false;
     await this.options.codec.register();
+    this.producer = this.options.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await this.producer.connect();
+    await this.startConsumer();
+  }
+
+  private async startConsumer(): Promise<void> {
+    const { kafka, topic, groupId, logger } = this.options;
     const consumer = kafka.consumer({
       groupId,
       sessionTimeout: 10_000,
@@ -50,8 +59,15 @@ export class Projector {
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 2000 },
     });
     this.consumer = consumer;
-    this.producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await this.producer.connect();
+    // kafkajs gives up on some errors (e.g. a long broker outage): a projector must not stay silent.
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart || this.stopped) return;
+      logger.error(
+        { err: payload.error },
+        'consumer crashed and kafkajs will not restart it; restarting in 2 s',
+      );
+      this.restartTimer = setTimeout(() => void this.restartConsumer(), 2000);
+    });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
@@ -62,7 +78,21 @@ export class Projector {
     });
   }
 
+  private async restartConsumer(): Promise<void> {
+    if (this.stopped) return;
+    await this.consumer?.disconnect().catch(() => {});
+    try {
+      await this.startConsumer();
+      this.options.logger.info('consumer restarted');
+    } catch (e) {
+      this.options.logger.error({ err: e }, 'consumer restart failed; trying again in 5 s');
+      this.restartTimer = setTimeout(() => void this.restartConsumer(), 5000);
+    }
+  }
+
   async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
     await this.consumer?.disconnect();
     await this.producer?.disconnect();
     this.consumer = undefined;
