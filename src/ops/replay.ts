@@ -4,6 +4,7 @@ import { uuidv7 } from '../events/ids.ts';
 import type { EventCodec } from '../events/codec.ts';
 import { assertIdentifier, createPool } from '../db/client.ts';
 import { migrateProjection } from '../db/migrate.ts';
+import { withClient } from '../db/transaction.ts';
 import { PROMOTE_LOCK, projectBatch, readCheckpoint, type BatchItem } from '../projector/batch.ts';
 import { stateChecksum, type StateChecksum } from '../projector/checksum.ts';
 import { EventDecodeError } from '../events/codec.ts';
@@ -91,15 +92,6 @@ async function endOffsets(kafka: Kafka, topic: string, until: ReplayUntil): Prom
     );
   } finally {
     await admin.disconnect();
-  }
-}
-
-async function withClient<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
-  try {
-    return await fn(c);
-  } finally {
-    c.release();
   }
 }
 

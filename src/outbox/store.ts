@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { inTransaction } from '../db/transaction.ts';
 import type { SwapEvent } from '../events/types.ts';
 
 /** A pool or a client inside the caller's transaction. */
@@ -113,22 +114,4 @@ export async function countPending(db: Db, topic: string): Promise<number> {
     [topic],
   );
   return r.rows[0]!.n;
-}
-
-export async function inTransaction<T>(
-  pool: pg.Pool,
-  work: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const result = await work(client);
-    await client.query('commit');
-    return result;
-  } catch (e) {
-    await client.query('rollback').catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
 }

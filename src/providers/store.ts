@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { inTransaction } from '../db/transaction.ts';
 import { redactUrl } from '../observability/log.ts';
 import { parsePartnerClientConfig, type PartnerClientConfig } from '../partner/config.ts';
 import type { Curve, PartnerKey } from '../payload/keys.ts';
@@ -27,21 +28,6 @@ import {
 
 /** A pool or a client (inside the caller's transaction). */
 export type Db = pg.Pool | pg.ClientBase;
-
-async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const result = await work(client);
-    await client.query('commit');
-    return result;
-  } catch (e) {
-    await client.query('rollback').catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
-}
 
 function clientOptionsOf(client: PartnerClientConfig): Record<string, unknown> {
   const { provider: _p, baseUrl: _b, headers: _h, ...rest } = client;
