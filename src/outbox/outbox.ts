@@ -4,13 +4,8 @@ import type { SwapEvent } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { Counter, MetricsRegistry } from '../observability/metrics.ts';
 import { mustQueue, publishableSeqs, type LockedRow } from './order.ts';
-import {
-  inTransaction,
-  insertOutbox,
-  keysWithPendingRows,
-  markPublished,
-  pendingSeqsByKey,
-} from './store.ts';
+import { inTransaction } from '../db/transaction.ts';
+import { insertOutbox, keysWithPendingRows, markPublished, pendingSeqsByKey } from './store.ts';
 
 type Appender = Pick<EventAppender, 'appendAll'>;
 
