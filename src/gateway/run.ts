@@ -7,8 +7,7 @@ import type { EventAppender } from '../events/producer.ts';
 import type { Logger } from '../observability/log.ts';
 import { DurablePublisher, OutboxRelay } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
-import { readProvidersFile } from '../providers/file.ts';
-import { loadProviders } from '../providers/store.ts';
+import { loadProvidersFileIfSet } from '../providers/store.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
 import { buildGatewayServer, walletKeyIndex } from './server.ts';
 import { GatewayService } from './service.ts';
@@ -68,13 +67,7 @@ export async function startGateway(
     for (const stop of stops.reverse()) await stop();
   };
   try {
-    if (config.PROVIDERS_FILE) {
-      const reports = await loadProviders(
-        pool,
-        readProvidersFile(config.PROVIDERS_FILE, extra.env ?? process.env),
-      );
-      logger.info({ providers: reports.map((r) => r.providerId) }, 'providers file loaded');
-    }
+    await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
     const metrics = createGatewayMetrics();
     const appender = await openAppender(config, 'gateway', logger);
     stops.push(() => appender.stop());

@@ -8,8 +8,7 @@ import { openAppender } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
 import { outboxKeyFlusher } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
-import { readProvidersFile } from '../providers/file.ts';
-import { loadProviders } from '../providers/store.ts';
+import { loadProvidersFileIfSet } from '../providers/store.ts';
 import { Poller, postgresPollerStore, type TickReport } from './poller.ts';
 
 export type PollerConfig = Pick<
@@ -82,8 +81,7 @@ export async function startPoller(
     for (const stop of stops.reverse()) await stop();
   };
   try {
-    if (config.PROVIDERS_FILE)
-      await loadProviders(pool, readProvidersFile(config.PROVIDERS_FILE, extra.env ?? process.env));
+    await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
     const appender = await openAppender(config, 'poller', logger);
     stops.push(() => appender.stop());
     // The poller's own rules handle 420 and failures (pause, backoff): no retries inside the client.

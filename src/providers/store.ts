@@ -1,5 +1,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../db/transaction.ts';
+import { readProvidersFile } from './file.ts';
+import type { Logger } from '../observability/log.ts';
 import { redactUrl } from '../observability/log.ts';
 import { parsePartnerClientConfig, type PartnerClientConfig } from '../partner/config.ts';
 import type { Curve, PartnerKey } from '../payload/keys.ts';
@@ -458,4 +460,16 @@ export async function recordCreatedSwap(
      on conflict (swap_id, provider_id) do nothing`,
     [swap.swapId, swap.providerId, swap.createdAt],
   );
+}
+
+/** Loads PROVIDERS_FILE when one is configured: the webhook, gateway and poller do it at start. */
+export async function loadProvidersFileIfSet(
+  pool: pg.Pool,
+  file: string,
+  logger: Logger,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  if (!file) return;
+  const reports = await loadProviders(pool, readProvidersFile(file, env));
+  logger.info({ file, providers: reports.map((r) => r.providerId) }, 'providers file loaded');
 }

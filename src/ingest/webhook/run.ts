@@ -6,8 +6,7 @@ import { migratePlatform } from '../../db/migrate.ts';
 import { createKafka, EventAppender, EventCodec } from '../../events/index.ts';
 import type { Logger } from '../../observability/log.ts';
 import { ProviderRegistryCache } from '../../providers/cache.ts';
-import { readProvidersFile } from '../../providers/file.ts';
-import { loadProviders } from '../../providers/store.ts';
+import { loadProvidersFileIfSet } from '../../providers/store.ts';
 import { outboxKeyFlusher } from '../../outbox/outbox.ts';
 import { buildWebhookServer, createWebhookMetrics, type SwapLookup, type WebhookMetrics } from './server.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -125,16 +124,7 @@ export async function startWebhook(
     for (const stop of stops.reverse()) await stop();
   };
   try {
-    if (config.PROVIDERS_FILE) {
-      const reports = await loadProviders(
-        pool,
-        readProvidersFile(config.PROVIDERS_FILE, extra.env ?? process.env),
-      );
-      logger.info(
-        { file: config.PROVIDERS_FILE, providers: reports.map((r) => r.providerId) },
-        'providers file loaded',
-      );
-    }
+    await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
     const registry = new ProviderRegistryCache(pool, { refreshMs: config.PROVIDER_REFRESH_MS, logger });
     await registry.start();
     stops.push(() => registry.stop());
