@@ -9,7 +9,10 @@ function help(io: CliIo): void {
 
 /** One line: the error's first line, and the root cause's (drivers wrap the database's own message). */
 function describe(e: unknown): string {
-  const first = (x: unknown) => String((x as Error)?.message ?? x).split('\n')[0]!.slice(0, 300);
+  const first = (x: unknown) =>
+    String((x as Error)?.message ?? x)
+      .split('\n')[0]!
+      .slice(0, 300);
   let cause = (e as { cause?: unknown }).cause;
   while ((cause as { cause?: unknown } | undefined)?.cause) cause = (cause as { cause?: unknown }).cause;
   return cause ? `${first(e)}: ${first(cause)}` : first(e);
