@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { Teardown } from '../lifecycle/teardown.ts';
 import type { Config } from '../config/config.ts';
 import { createPool } from '../db/client.ts';
 import { migratePlatform } from '../db/migrate.ts';
@@ -62,15 +63,14 @@ export async function startGateway(
   const keys = walletKeyIndex(config.GATEWAY_API_KEY_DIGESTS);
   await migratePlatform(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, { max: 10, applicationName: 'swap-ledger-gateway' });
-  const stops: (() => Promise<void> | void)[] = [() => pool.end()];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop();
-  };
+  const teardown = new Teardown();
+  teardown.add(() => pool.end());
+  const stopAll = () => teardown.run();
   try {
     await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
     const metrics = createGatewayMetrics();
     const appender = await openAppender(config, 'gateway', logger);
-    stops.push(() => appender.stop());
+    teardown.add(() => appender.stop());
     const publisher = new DurablePublisher({
       pool,
       appender,
@@ -88,7 +88,7 @@ export async function startGateway(
       onPublished: () => publisher.kafkaIsBack(),
     });
     relay.start(config.OUTBOX_RELAY_INTERVAL_MS);
-    stops.push(() => relay.stop());
+    teardown.add(() => relay.stop());
     const service = new GatewayService({
       pool,
       partners: new ProviderClients(pool, { refreshMs: config.PROVIDER_REFRESH_MS }),
@@ -100,7 +100,7 @@ export async function startGateway(
     });
     const app = buildGatewayServer({ service, keys, logger, metrics });
     await app.listen({ host: config.GATEWAY_HOST, port: config.GATEWAY_PORT });
-    stops.push(() => app.close());
+    teardown.add(() => app.close());
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.GATEWAY_PORT;
     const host = config.GATEWAY_HOST.includes(':') ? `[${config.GATEWAY_HOST}]` : config.GATEWAY_HOST;

@@ -1,4 +1,5 @@
 import cron, { type ScheduledTask } from 'node-cron';
+import { Teardown } from '../lifecycle/teardown.ts';
 import type pg from 'pg';
 import { syncCatalog, type CatalogSyncReport } from '../catalog/sync.ts';
 import type { Config } from '../config/config.ts';
@@ -76,14 +77,13 @@ export async function startPoller(
     max: 6,
     applicationName: 'swap-ledger-poller',
   });
-  const stops: (() => Promise<void> | void)[] = [() => pool.end()];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop();
-  };
+  const teardown = new Teardown();
+  teardown.add(() => pool.end());
+  const stopAll = () => teardown.run();
   try {
     await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
     const appender = await openAppender(config, 'poller', logger);
-    stops.push(() => appender.stop());
+    teardown.add(() => appender.stop());
     // The poller's own rules handle 420 and failures (pause, backoff): no retries inside the client.
     const clients = new ProviderClients(pool, {
       refreshMs: config.PROVIDER_REFRESH_MS,
@@ -132,7 +132,7 @@ export async function startPoller(
         tasks.push(cron.schedule(config.CATALOG_SYNC_CRON, run, { name: 'catalog-sync', noOverlap: true }));
       }
     }
-    stops.push(async () => {
+    teardown.add(async () => {
       for (const t of tasks) await t.destroy();
       await Promise.allSettled([poller.settled(), syncing]);
     });

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { Teardown } from '../../lifecycle/teardown.ts';
 import type pg from 'pg';
 import type { Config } from '../../config/config.ts';
 import { createPool } from '../../db/client.ts';
@@ -119,15 +120,14 @@ export async function startWebhook(
     max: 8,
     applicationName: 'swap-ledger-webhook',
   });
-  const stops: (() => Promise<void> | void)[] = [() => pool.end()];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop();
-  };
+  const teardown = new Teardown();
+  teardown.add(() => pool.end());
+  const stopAll = () => teardown.run();
   try {
     await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
     const registry = new ProviderRegistryCache(pool, { refreshMs: config.PROVIDER_REFRESH_MS, logger });
     await registry.start();
-    stops.push(() => registry.stop());
+    teardown.add(() => registry.stop());
     const metrics = createWebhookMetrics();
     const appender = new EventAppender({
       kafka: createKafka({
@@ -146,7 +146,7 @@ export async function startWebhook(
       },
     });
     await appender.start();
-    stops.push(() => appender.stop());
+    teardown.add(() => appender.stop());
     const app = buildWebhookServer({
       appender,
       swaps: postgresSwapLookup(pool),
@@ -158,7 +158,7 @@ export async function startWebhook(
       ensureKeyPublished: outboxKeyFlusher({ pool, appender, topic: config.EVENTS_TOPIC }),
     });
     await app.listen({ host: config.WEBHOOK_HOST, port: config.WEBHOOK_PORT });
-    stops.push(() => app.close());
+    teardown.add(() => app.close());
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.WEBHOOK_PORT;
     const host = config.WEBHOOK_HOST.includes(':') ? `[${config.WEBHOOK_HOST}]` : config.WEBHOOK_HOST;
