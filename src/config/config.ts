@@ -264,6 +264,16 @@ export const configSpec = {
     default: 72,
     doc: 'Swaps that became final by webhook within this window get their one confirming GET /status',
   },
+  POLL_CLOSED_GRACE_HOURS: {
+    parse: int(0, 87_600),
+    default: 168,
+    doc: 'A closed swap (EXPIRED: reopenable) stays in the slow polling set this long after it closed, so a late deposit the partner processes is seen',
+  },
+  RECONCILE_CONFIRM_WAIT_MS: {
+    parse: int(0, 86_400_000),
+    default: 120_000,
+    doc: 'A swap made final by webhook waits at most this long for its confirming poll before the reconciler judges it anyway',
+  },
   CATALOG_SYNC_CRON: {
     parse: cronSchedule(true),
     default: '*/15 * * * *',

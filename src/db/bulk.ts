@@ -109,20 +109,33 @@ export async function writeRows<T extends object>(
   await client.query(sql, params);
 }
 
-/** Rows whose key column is one of `keys`, with the drizzle (camelCase) property names. */
+/** A key: one column's value, or a tuple of values for a composite key (e.g. provider_id, swap_id). */
+export type RowKey = string | readonly string[];
+
+/** `(a, b) in (select * from unnest($1, $2))`: the where clause and parameters of a set of keys. */
+function keyFilter(table: PgTable, keyProperties: readonly string[], keys: readonly RowKey[]) {
+  const cols = columnsOf(table);
+  const keyCols = keyProperties.map((k) => cols.find((c) => c.key === k)!);
+  const params = keyCols.map((_, i) => keys.map((k) => (typeof k === 'string' ? k : k[i]!)));
+  const where =
+    `(${keyCols.map((c) => quote(c.name)).join(', ')}) in ` +
+    `(select * from unnest(${keyCols.map((c, i) => `$${i + 1}::${c.sqlType}[]`).join(', ')}))`;
+  return { where, params };
+}
+
+/** Rows whose key (one column, or several) is one of `keys`, with the drizzle (camelCase) property names. */
 export async function readRows<T>(
   client: pg.ClientBase,
   table: PgTable,
-  keyProperty: string,
-  keys: readonly string[],
+  keyProperty: string | readonly string[],
+  keys: readonly RowKey[],
 ): Promise<T[]> {
   if (keys.length === 0) return [];
   const cols = columnsOf(table);
-  const key = cols.find((c) => c.key === keyProperty)!;
+  const { where, params } = keyFilter(table, typeof keyProperty === 'string' ? [keyProperty] : keyProperty, keys);
   const res = await client.query(
-    `select ${cols.map((c) => quote(c.name)).join(', ')} from ${quote(getTableName(table))} ` +
-      `where ${quote(key.name)} = any($1::${key.sqlType}[])`,
-    [keys],
+    `select ${cols.map((c) => quote(c.name)).join(', ')} from ${quote(getTableName(table))} where ${where}`,
+    params,
   );
   return res.rows.map((row: Record<string, unknown>) => {
     const out: Record<string, unknown> = {};
@@ -134,13 +147,10 @@ export async function readRows<T>(
 export async function deleteRows(
   client: pg.ClientBase,
   table: PgTable,
-  keyProperty: string,
-  keys: readonly string[],
+  keyProperty: string | readonly string[],
+  keys: readonly RowKey[],
 ): Promise<void> {
   if (keys.length === 0) return;
-  const key = columnsOf(table).find((c) => c.key === keyProperty)!;
-  await client.query(
-    `delete from ${quote(getTableName(table))} where ${quote(key.name)} = any($1::${key.sqlType}[])`,
-    [keys],
-  );
+  const { where, params } = keyFilter(table, typeof keyProperty === 'string' ? [keyProperty] : keyProperty, keys);
+  await client.query(`delete from ${quote(getTableName(table))} where ${where}`, params);
 }

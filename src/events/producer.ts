@@ -1,4 +1,5 @@
-import { Partitioners, type Kafka, type Producer } from 'kafkajs';
+import { Partitioners, type ICustomPartitioner, type Kafka, type Producer } from 'kafkajs';
+import { partitionKeyOf } from './keys.ts';
 import type { Logger } from '../observability/log.ts';
 import type { EventCodec } from './codec.ts';
 import type { SwapEvent } from './types.ts';
@@ -35,6 +36,17 @@ export interface AppenderOptions {
   onBatchSent?: (messages: number) => void;
 }
 
+/** kafkajs' default (Java-compatible murmur2) partitioner over partitionKeyOf(key): see src/events/keys.ts. */
+export const swapEventPartitioner: ICustomPartitioner = () => {
+  const murmur2 = Partitioners.DefaultPartitioner();
+  return ({ topic, partitionMetadata, message }) =>
+    murmur2({
+      topic,
+      partitionMetadata,
+      message: { ...message, key: message.key == null ? message.key : partitionKeyOf(message.key.toString()) },
+    });
+};
+
 /**
  * The one way events reach the log. An idempotent producer with acks = all; concurrent appends are
  * gathered into shared produce requests (one in flight at a time, the next gathering meanwhile),
@@ -53,7 +65,7 @@ export class EventAppender {
     this.producer = options.kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
-      createPartitioner: Partitioners.DefaultPartitioner,
+      createPartitioner: swapEventPartitioner,
       // Reconnect promptly once Kafka is back; the caller's deadline bounds the wait, not this.
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 1000 },
     });

@@ -106,6 +106,8 @@ export interface StatusReported {
   providerStatus: string;
   status: string;
   final: boolean;
+  /** open | closed | final (src/swap/status.ts); null in events written before classes existed. */
+  statusClass: string | null;
   amount: string | null;
   providerFees: string | null;
   referralFees: string | null;
@@ -113,6 +115,13 @@ export interface StatusReported {
   payinTransactionId: string | null;
   payoutTransactionId: string | null;
   quoteId: string | null;
+  refundTransactionId: string | null;
+  extraFees: string | null;
+}
+
+export interface StatusContradicted {
+  report: StatusReported;
+  knownStatus: string;
 }
 
 export interface ReconciliationCheck {
@@ -162,6 +171,7 @@ export interface PayloadByType {
   SwapCreated: SwapCreated;
   SwapCreationFailed: SwapCreationFailed;
   StatusReported: StatusReported;
+  StatusContradicted: StatusContradicted;
   SwapReconciled: SwapReconciled;
   SwapCorrected: SwapCorrected;
   DeadLetterRetried: DeadLetterRetried;
@@ -180,6 +190,7 @@ export const EVENT_TYPES = [
   'SwapCorrected',
   'DeadLetterRetried',
   'DeadLetterDiscarded',
+  'StatusContradicted',
 ] as const satisfies readonly EventType[];
 
 interface EnvelopeOf<T extends EventType> {

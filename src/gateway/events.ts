@@ -1,3 +1,4 @@
+import { quoteKey, requestKey, swapKey } from '../events/keys.ts';
 import { uuidv7 } from '../events/ids.ts';
 import type { CreationFailureKind, Finding, QuoteTerms, SwapEventOf, SwapRequest } from '../events/types.ts';
 import type { QuoteResponse, SwapResponse } from '../partner/types.ts';
@@ -90,7 +91,7 @@ export function quoteReceivedEvent(c: Common, terms: QuoteTerms): SwapEventOf<'Q
     ...envelope(c),
     eventType: 'QuoteReceived',
     swapId: null,
-    aggregateKey: `quote:${terms.quoteRef}`,
+    aggregateKey: quoteKey(terms.quoteRef),
     payload: { quote: terms },
   };
 }
@@ -113,7 +114,7 @@ export function quoteRejectedEvent(
     ...envelope(c),
     eventType: 'QuoteRejected',
     swapId: null,
-    aggregateKey: `quote:${r.quoteRef}`,
+    aggregateKey: quoteKey(r.quoteRef),
     payload: {
       quoteRef: r.quoteRef,
       tradeMethod: r.tradeMethod,
@@ -141,7 +142,7 @@ export function swapRequestedEvent(
     ...envelope(c),
     eventType: 'SwapRequested',
     swapId: null,
-    aggregateKey: `request:${requestId}`,
+    aggregateKey: requestKey(requestId),
     payload: { requestId, idempotencyKey, request },
   };
 }
@@ -155,7 +156,7 @@ export function swapCreationFailedEvent(
     ...envelope(c),
     eventType: 'SwapCreationFailed',
     swapId: null,
-    aggregateKey: `request:${requestId}`,
+    aggregateKey: requestKey(requestId),
     payload: { requestId, ...f, message: f.message.slice(0, 2000) },
   };
 }
@@ -187,7 +188,7 @@ export function swapCreatedEvent(
     ...envelope(c),
     eventType: 'SwapCreated',
     swapId: r.swapId,
-    aggregateKey: r.swapId,
+    aggregateKey: swapKey(c.providerId, r.swapId),
     payload: {
       requestId: s.requestId,
       request: s.request,

@@ -1,6 +1,6 @@
 import { Decimal, formatDecimal, isDecimalText } from '../money/decimal.ts';
-import type { LEDGER_ACCOUNTS, LEDGER_ENTRY_KINDS } from '../db/schema/projection.ts';
 import type { projection } from '../db/client.ts';
+import type { Account, EntryKind } from './accounts.ts';
 
 /**
  * The posting rules of the finance ledger (README, "Finance ledger"): a PURE function of the swap row before
@@ -8,8 +8,7 @@ import type { projection } from '../db/client.ts';
  * decimal text in and out, computed with the project's 80-digit Decimal.
  */
 
-export type Account = (typeof LEDGER_ACCOUNTS)[number];
-export type EntryKind = (typeof LEDGER_ENTRY_KINDS)[number];
+export type { Account, EntryKind };
 export type PostingRow = typeof projection.ledgerPostings.$inferSelect;
 
 /** The swap fields the rules read (a SwapRow has them all). */

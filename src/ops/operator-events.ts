@@ -1,4 +1,5 @@
 import { uuidv7 } from '../events/ids.ts';
+import { swapKey } from '../events/keys.ts';
 import type { PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
 import { isDecimalText } from '../money/decimal.ts';
 
@@ -6,6 +7,12 @@ import { isDecimalText } from '../money/decimal.ts';
 
 export class OperatorInputError extends Error {
   override name = 'OperatorInputError';
+}
+
+/** The swapId a key names: swap:<provider>:<swapId>, or a bare swapId (keys written before 2026-11). */
+function swapIdOfKey(key: string): string | null {
+  if (key.startsWith('swap:')) return key.slice(key.indexOf(':', 5) + 1);
+  return key.startsWith('request:') || key.startsWith('quote:') ? null : key;
 }
 
 function opsEnvelope<T extends 'SwapCorrected' | 'DeadLetterRetried' | 'DeadLetterDiscarded'>(
@@ -19,8 +26,7 @@ function opsEnvelope<T extends 'SwapCorrected' | 'DeadLetterRetried' | 'DeadLett
   return {
     eventId: uuidv7(now.getTime()),
     eventType: type,
-    // Swap keys are bare swap ids; request:/quote: keys are not swaps.
-    swapId: key.includes(':') ? null : key,
+    swapId: swapIdOfKey(key),
     aggregateKey: key,
     providerId,
     source: 'ops',
@@ -86,7 +92,13 @@ export function correctionEvent(input: CorrectionInput, now = new Date()): SwapE
   if (Object.values(changes).every((v) => v === null)) {
     throw new OperatorInputError('nothing to correct: give --status, --amount or a fee');
   }
-  return opsEnvelope('SwapCorrected', input.swapId, input.providerId, payload, now);
+  return opsEnvelope(
+    'SwapCorrected',
+    swapKey(input.providerId, input.swapId),
+    input.providerId,
+    payload,
+    now,
+  );
 }
 
 export function deadLetterRetriedEvent(

@@ -1,92 +1,55 @@
 import type { StatusReported } from '../events/types.ts';
-import type { MappedStatus } from '../ingest/status-mapping.ts';
-import { Decimal, isDecimalText } from '../money/decimal.ts';
+import type { MappedStatus } from '../swap/status.ts';
+import { reportDifferences, reportValues, REPORT_FIELDS, type ReportedSwap } from '../swap/report.ts';
 import type { SwapStatus } from '../partner/types.ts';
 
 /**
  * Change detection of the poller, pure: a poll result is appended only when the projector would change
- * something with it. The rules mirror the fold's (src/projector/fold.ts): a value is unknown when
- * empty or absent, money compares as decimals, a new status, a newly known or different value, or
- * finality is a change. A swap the projector has not folded yet (only the gateway's created_swaps
- * knows it) counts as CREATED with nothing known, so any report changes it.
+ * something with it, by the fold's own rule (reportDifferences, src/swap/report.ts). A swap the projector
+ * has not folded yet (only the gateway's created_swaps knows it) counts as CREATED with nothing known, so
+ * any report changes it.
  */
 
 /** A swap of the polling set as the projection shows it (`version` null: not projected yet). */
-export interface PolledSwap {
+export interface PolledSwap extends ReportedSwap {
   readonly swapId: string;
   readonly providerId: string;
-  readonly status: string;
-  readonly final: boolean;
   readonly version: number | null;
-  readonly amountTo: string | null;
-  readonly providerFees: string | null;
-  readonly referralFees: string | null;
-  readonly payoutNetworkFees: string | null;
-  readonly payinTransactionId: string | null;
-  readonly payoutTransactionId: string | null;
 }
 
-const MONEY = ['amountTo', 'providerFees', 'referralFees', 'payoutNetworkFees'] as const;
-const HASHES = ['payinTransactionId', 'payoutTransactionId'] as const;
-type Field = (typeof MONEY)[number] | (typeof HASHES)[number];
-
-function known(v: string | null | undefined): string | null {
-  return v === null || v === undefined || v.trim() === '' ? null : v;
-}
-
-function same(field: Field, a: string | null, b: string | null): boolean {
-  if (a === null || b === null) return a === b;
-  if ((MONEY as readonly string[]).includes(field) && isDecimalText(a) && isDecimalText(b))
-    return new Decimal(a).eq(new Decimal(b));
-  return a === b;
-}
-
-/** The StatusReported payload of a poll: the mapped status decided here, values as the partner sent them. */
+/** The StatusReported payload of a poll: the mapped status and class decided here, values as sent. */
 export function pollReport(mapped: MappedStatus, s: SwapStatus): StatusReported {
+  // A REFUNDED swap's payoutTransactionId is the refund's hash: kept apart, never a payout.
+  const refunded = mapped.status === 'REFUNDED';
   return {
     providerStatus: mapped.providerStatus,
     status: mapped.status,
     final: mapped.final,
+    statusClass: mapped.statusClass,
     amount: s.amount ?? null,
-    providerFees: s.providerFees,
-    referralFees: s.referralFees,
-    payoutNetworkFees: s.payoutNetworkFees,
+    providerFees: s.providerFees ?? null,
+    referralFees: s.referralFees ?? null,
+    payoutNetworkFees: s.payoutNetworkFees ?? null,
     payinTransactionId: s.payinTransactionId ?? null,
-    payoutTransactionId: s.payoutTransactionId ?? null,
+    payoutTransactionId: refunded ? null : (s.payoutTransactionId ?? null),
     quoteId: s.quoteId ?? null,
-  };
-}
-
-function reported(r: StatusReported): Record<Field, string | null> {
-  return {
-    amountTo: known(r.amount),
-    providerFees: known(r.providerFees),
-    referralFees: known(r.referralFees),
-    payoutNetworkFees: known(r.payoutNetworkFees),
-    payinTransactionId: known(r.payinTransactionId),
-    payoutTransactionId: known(r.payoutTransactionId),
+    refundTransactionId: refunded ? (s.payoutTransactionId ?? null) : null,
+    extraFees: null,
   };
 }
 
 /**
- * What the report would change on the swap: `status`, `final` and value names. For a final swap only
- * values still unknown count as changes (the fold fills them), plus a different status or value, which
- * the fold rejects but the journal keeps (the partner contradicts a final state: worth recording).
+ * What the report would change on the swap: `status`, `statusClass`, `final` and value names; for a final
+ * swap, the values it fills and the fields it contradicts (the fold records those: worth appending).
  */
 export function changesOf(swap: PolledSwap, report: StatusReported): string[] {
-  const out: string[] = [];
-  if (report.status !== swap.status) out.push('status');
-  const values = reported(report);
-  for (const field of [...MONEY, ...HASHES]) {
-    const after = values[field];
-    if (after !== null && !same(field, swap[field], after)) out.push(field);
-  }
-  if (report.final && !swap.final) out.push('final');
-  return out;
+  const d = reportDifferences(swap, report);
+  if (d.kind === 'open') return Object.keys(d.changes);
+  return [...Object.keys(d.fills), ...d.conflicts.map((c) => `conflict:${c.field}`)];
 }
 
 /** A text that is equal for two reports that would change the same things the same way. */
 export function reportFingerprint(r: StatusReported): string {
-  const v = reported(r);
-  return JSON.stringify([r.status, r.final, ...[...MONEY, ...HASHES].map((f) => v[f])]);
+  const v = reportValues(r);
+  return JSON.stringify([r.status, r.statusClass, r.final, ...REPORT_FIELDS.map((f) => v[f])]);
 }

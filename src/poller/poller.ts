@@ -1,9 +1,8 @@
 import type pg from 'pg';
-import { uuidv7 } from '../events/ids.ts';
+import { newEvent, swapKey } from '../events/keys.ts';
 import type { EventAppender } from '../events/producer.ts';
-import type { SwapEventOf } from '../events/types.ts';
 import { RateLimiter } from '../ingest/webhook/rate-limit.ts';
-import { mapStatus } from '../ingest/status-mapping.ts';
+import { mapStatus } from '../swap/status.ts';
 import type { Logger } from '../observability/log.ts';
 import { MetricsRegistry, type Counter } from '../observability/metrics.ts';
 import { RateLimitedError, SwapNotFoundError } from '../partner/errors.ts';
@@ -66,9 +65,14 @@ export function postgresPollerStore(
   pool: pg.Pool,
   confirmWindowHours: number,
   providerIds?: readonly string[],
+  closedGraceHours?: number,
 ): PollerStore {
   return {
-    pollingSet: () => pollingSet(pool, providerIds ? { providerIds } : {}),
+    pollingSet: () =>
+      pollingSet(pool, {
+        ...(providerIds ? { providerIds } : {}),
+        ...(closedGraceHours !== undefined ? { closedGraceHours } : {}),
+      }),
     confirmationCandidates: () => confirmationCandidates(pool, confirmWindowHours, providerIds),
     recordConfirmation: (c) => recordConfirmation(pool, c),
   };
@@ -111,11 +115,18 @@ type PollOutcome =
  * at most `concurrency` calls in flight and a token bucket. A 420 pauses the provider for its
  * Retry-After; an error, a 404 or an unmappable status backs the swap off (PollSchedule). A result is
  * appended as StatusReported (source poll) only when the projector would change something (changesOf),
- * and not twice while the projection has not moved. A swap leaves the set by becoming final.
+ * and not twice while the projection has not moved. A swap leaves the set by becoming final, or when
+ * its closed status (EXPIRED) is older than the grace window; closed swaps are polled CLOSED_POLL_SLOWDOWN
+ * times less often.
  *
  * State kept in memory only (lost on restart, harmlessly): next poll times, backoffs, provider pauses,
  * the last report appended per swap.
  */
+/** How much slower than the provider's interval a closed (reopenable) swap is polled. */
+export const CLOSED_POLL_SLOWDOWN = 10;
+
+const keyOf = (s: PolledSwap) => swapKey(s.providerId, s.swapId);
+
 export class Poller {
   private readonly schedule: PollSchedule;
   private readonly limiter: RateLimiter;
@@ -153,7 +164,7 @@ export class Poller {
       ...confirms.map((swap) => ({ swap, kind: 'confirm' as const })),
       ...open.map((swap) => ({ swap, kind: 'poll' as const })),
     ];
-    const listed = new Set(work.map((w) => w.swap.swapId));
+    const listed = new Set(work.map((w) => keyOf(w.swap)));
     this.schedule.retain(listed);
     for (const id of this.lastAppended.keys()) if (!listed.has(id)) this.lastAppended.delete(id);
 
@@ -172,7 +183,7 @@ export class Poller {
         return undefined;
       });
       const now = this.now();
-      const due = items.filter((w) => this.schedule.due(w.swap.swapId, now));
+      const due = items.filter((w) => this.schedule.due(keyOf(w.swap), now));
       if (!partner || !partner.setup.enabled || (this.pausedUntil.get(providerId) ?? 0) > now) {
         deferred += due.length;
         continue;
@@ -217,7 +228,10 @@ export class Poller {
   private async pollOne(partner: ProviderPartner, swap: PolledSwap, kind: Kind): Promise<PollOutcome> {
     const { logger, metrics } = { logger: this.options.logger, metrics: this.metrics };
     const provider = swap.providerId;
-    const interval = partner.setup.pollIntervalSeconds * 1000;
+    const key = keyOf(swap);
+    // A closed swap (EXPIRED) is polled slowly: a late deposit is rare, but it moves money when it comes.
+    const interval =
+      partner.setup.pollIntervalSeconds * 1000 * (swap.statusClass === 'closed' ? CLOSED_POLL_SLOWDOWN : 1);
     const count = (outcome: PollOutcome) => {
       metrics.polls.inc({ provider, outcome });
       return outcome;
@@ -234,7 +248,7 @@ export class Poller {
         logger.warn({ provider, retryAfterMs: wait }, 'partner rate limited the poller; provider paused');
         return count('rate_limited');
       }
-      const wait = this.schedule.failed(swap.swapId, this.now(), interval);
+      const wait = this.schedule.failed(key, this.now(), interval);
       if (e instanceof SwapNotFoundError) {
         logger.warn(
           { provider, swapId: swap.swapId, retryInMs: wait },
@@ -252,7 +266,7 @@ export class Poller {
 
     const mapped = mapStatus(partner.setup.statusMapping, status.status);
     if (!mapped) {
-      const wait = this.schedule.failed(swap.swapId, this.now(), interval);
+      const wait = this.schedule.failed(key, this.now(), interval);
       metrics.unmappable.inc({ provider });
       logger.warn(
         { provider, swapId: swap.swapId, providerStatus: status.status.slice(0, 100), retryInMs: wait },
@@ -261,7 +275,7 @@ export class Poller {
       if (kind === 'confirm') await this.confirmed(swap, 'unmappable', status.status.slice(0, 100));
       return count('unmappable');
     }
-    this.schedule.succeeded(swap.swapId, this.now(), interval);
+    this.schedule.succeeded(key, this.now(), interval);
     const payload = pollReport(mapped, status);
     const changes = changesOf(swap, payload);
     if (changes.length === 0) {
@@ -269,34 +283,27 @@ export class Poller {
       return count('unchanged');
     }
     const fingerprint = reportFingerprint(payload);
-    const memo = this.lastAppended.get(swap.swapId);
+    const memo = this.lastAppended.get(key);
     if (kind === 'poll' && memo && memo.fingerprint === fingerprint && memo.version === swap.version) {
       return count('awaiting_projection'); // appended already; the projector has not folded it yet
     }
-    const at = new Date(this.now()).toISOString();
-    const event: SwapEventOf<'StatusReported'> = {
-      eventId: uuidv7(),
-      eventType: 'StatusReported',
-      swapId: swap.swapId,
-      aggregateKey: swap.swapId,
+    const event = newEvent('StatusReported', new Date(this.now()), payload, {
       providerId: provider,
+      swapId: swap.swapId,
       source: 'poll',
-      occurredAt: at,
-      recordedAt: at,
-      payload,
-    };
+    });
     try {
-      await this.options.ensureKeyPublished?.(swap.swapId);
+      await this.options.ensureKeyPublished?.(event.aggregateKey);
       await this.options.appender.append(event);
     } catch (e) {
-      const wait = this.schedule.failed(swap.swapId, this.now(), interval);
+      const wait = this.schedule.failed(key, this.now(), interval);
       logger.warn(
         { provider, swapId: swap.swapId, retryInMs: wait, err: { message: (e as Error).message } },
         'poll result not appended',
       );
       return count('error');
     }
-    this.lastAppended.set(swap.swapId, { fingerprint, version: swap.version });
+    this.lastAppended.set(key, { fingerprint, version: swap.version });
     metrics.appended.inc({ provider });
     logger.info(
       { provider, swapId: swap.swapId, status: payload.status, final: payload.final, changes, kind },

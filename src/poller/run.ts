@@ -25,6 +25,7 @@ export type PollerConfig = Pick<
   | 'PROVIDER_REFRESH_MS'
   | 'POLL_CRON'
   | 'POLL_PROVIDERS'
+  | 'POLL_CLOSED_GRACE_HOURS'
   | 'POLL_CONCURRENCY'
   | 'POLL_RATE_PER_SECOND'
   | 'POLL_RATE_BURST'
@@ -90,7 +91,12 @@ export async function startPoller(
       clientOverrides: { retry: { maxAttempts: 1 } },
     });
     const poller = new Poller({
-      store: postgresPollerStore(pool, config.POLL_CONFIRM_WINDOW_HOURS, config.POLL_PROVIDERS),
+      store: postgresPollerStore(
+        pool,
+        config.POLL_CONFIRM_WINDOW_HOURS,
+        config.POLL_PROVIDERS,
+        config.POLL_CLOSED_GRACE_HOURS,
+      ),
       partners: clients,
       appender,
       ensureKeyPublished: outboxKeyFlusher({ pool, appender, topic: config.EVENTS_TOPIC }),

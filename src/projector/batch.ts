@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { projection } from '../db/client.ts';
 import { copyRows, deleteRows, readRows, writeRows } from '../db/bulk.ts';
 import type { SwapEvent } from '../events/types.ts';
-import { deadLetterId, eventFromJournal, foldEvent, foldUndecodable, rowKeys } from './fold.ts';
+import { deadLetterId, eventFromJournal, foldEvent, foldUndecodable, journalRow, rowKeys } from './fold.ts';
+import { swapKey } from '../events/keys.ts';
 import { WorkingSet, type JournalRow, type Position, type UndecodableMessage } from './state.ts';
 
 export interface PositionedEvent {
@@ -23,7 +24,15 @@ export interface RetryDecoder {
 }
 
 export type BatchResult =
-  | { ok: true; journal: JournalRow[]; duplicates: number; nextOffset: bigint; deadLetters: string[] }
+  | {
+      ok: true;
+      journal: JournalRow[];
+      duplicates: number;
+      nextOffset: bigint;
+      deadLetters: string[];
+      /** Events whose effects the database refused: journaled as rejected, the partition went on. */
+      refusedByDatabase: { eventId: string; reason: string }[];
+    }
   /** The checkpoint was not where this member expected: another member moved it. Nothing was written. */
   | { ok: false; storedNextOffset: bigint };
 
@@ -33,6 +42,8 @@ const {
   quotes,
   reconciliationQueue,
   reconciliations,
+  reconciliationHistory,
+  statusConflicts,
   eventJournal,
   projectorCheckpoints,
   deadLetters,
@@ -130,22 +141,23 @@ async function loadWorkingSet(
     touched.push(...parked.map((p) => p.event));
   }
 
-  const swapIds = new Set<string>();
+  const swapIds = new Map<string, readonly [string, string]>();
   const requestIds = new Set<string>();
   const quoteRefs = new Set<string>();
   for (const e of touched) {
     const k = rowKeys(e);
-    if (k.swapId) swapIds.add(k.swapId);
+    if (k.swap) swapIds.set(k.swap.key, [k.swap.providerId, k.swap.swapId]);
     if (k.requestId) requestIds.add(k.requestId);
     if (k.quoteRef) quoteRefs.add(k.quoteRef);
   }
-  const ids = [...swapIds];
+  const ids = [...swapIds.values()];
+  const SWAP = ['providerId', 'swapId'] as const;
   // One client runs one query at a time: these go one after another, one round trip each.
   const seen = await client.query<{ event_id: string }>(
     'select event_id from event_journal where event_id = any($1::uuid[])',
     [touched.map((e) => e.eventId)],
   );
-  const swapRows = await readRows<typeof swaps.$inferSelect>(client, swaps, 'swapId', ids);
+  const swapRows = await readRows<typeof swaps.$inferSelect>(client, swaps, SWAP, ids);
   const requestRows = await readRows<typeof swapRequests.$inferSelect>(client, swapRequests, 'requestId', [
     ...requestIds,
   ]);
@@ -153,32 +165,23 @@ async function loadWorkingSet(
   const queueRows = await readRows<typeof reconciliationQueue.$inferSelect>(
     client,
     reconciliationQueue,
-    'swapId',
+    SWAP,
     ids,
   );
-  const reconRows = await readRows<typeof reconciliations.$inferSelect>(
-    client,
-    reconciliations,
-    'swapId',
-    ids,
-  );
+  const reconRows = await readRows<typeof reconciliations.$inferSelect>(client, reconciliations, SWAP, ids);
   // The ledger postings of the batch's swaps: a completion or a correction builds on those in force.
-  const postingRows = await readRows<typeof ledgerPostings.$inferSelect>(
-    client,
-    ledgerPostings,
-    'swapId',
-    ids,
-  );
+  const postingRows = await readRows<typeof ledgerPostings.$inferSelect>(client, ledgerPostings, SWAP, ids);
   for (const r of seen.rows) ws.seenEventIds.add(r.event_id);
-  for (const r of swapRows) ws.swaps.set(r.swapId, r);
+  for (const r of swapRows) ws.swaps.set(swapKey(r.providerId, r.swapId), r);
   for (const r of requestRows) ws.requests.set(r.requestId, r);
   for (const r of quoteRows) ws.quotes.set(r.quoteRef, r);
-  for (const r of queueRows) ws.queue.set(r.swapId, r);
-  for (const r of reconRows) ws.reconciliations.set(r.swapId, r);
+  for (const r of queueRows) ws.queue.set(swapKey(r.providerId, r.swapId), r);
+  for (const r of reconRows) ws.reconciliations.set(swapKey(r.providerId, r.swapId), r);
   for (const r of postingRows) {
-    const list = ws.postings.get(r.swapId);
+    const key = swapKey(r.providerId, r.swapId);
+    const list = ws.postings.get(key);
     if (list) list.push(r);
-    else ws.postings.set(r.swapId, [r]);
+    else ws.postings.set(key, [r]);
   }
   return ws;
 }
@@ -192,6 +195,12 @@ function dirtyRows<T>(map: Map<string, T | undefined>, keys: Set<string>): { ups
     else upsert.push(row);
   }
   return { upsert, remove };
+}
+
+/** [providerId, swapId] of a swap key (swap:<providerId>:<swapId>; provider ids hold no ':'). */
+function swapIdsOf(key: string): [string, string] {
+  const sep = key.indexOf(':', 5);
+  return [key.slice(5, sep), key.slice(sep + 1)];
 }
 
 /** Writes the folded batch. Journal first: the final-status trigger looks up applied corrections there. */
@@ -208,25 +217,77 @@ export async function writeFold(
     update: ['deadLetterId'],
   });
   const s = dirtyRows(ws.swaps, ws.dirty.swaps);
-  await writeRows(client, swaps, s.upsert, { update: ['swapId'] });
+  await writeRows(client, swaps, s.upsert, { update: ['providerId', 'swapId'] });
   await writeRows(client, swapRequests, dirtyRows(ws.requests, ws.dirty.requests).upsert, {
     update: ['requestId'],
   });
   await writeRows(client, quotes, dirtyRows(ws.quotes, ws.dirty.quotes).upsert, { update: ['quoteRef'] });
   const q = dirtyRows(ws.queue, ws.dirty.queue);
-  await deleteRows(client, reconciliationQueue, 'swapId', q.remove);
-  await writeRows(client, reconciliationQueue, q.upsert, { update: ['swapId'] });
+  await deleteRows(client, reconciliationQueue, ['providerId', 'swapId'], q.remove.map(swapIdsOf));
+  await writeRows(client, reconciliationQueue, q.upsert, { update: ['providerId', 'swapId'] });
   const r = dirtyRows(ws.reconciliations, ws.dirty.reconciliations);
-  await writeRows(client, reconciliations, r.upsert, { update: ['swapId'] });
+  await writeRows(client, reconciliations, r.upsert, { update: ['providerId', 'swapId'] });
+  await writeRows(client, reconciliationHistory, ws.newVerdicts, 'error');
+  await writeRows(client, statusConflicts, ws.newConflicts, 'error');
   // Postings are only ever inserted, all of the batch in one statement (the balance trigger checks per
   // statement); a conflict would be a bug, never a silent overwrite.
   await writeRows(client, ledgerPostings, ws.newPostings, 'error');
 }
 
 /**
+ * Errors of one event's effects, not of the connection or the server: a value the database refuses (data
+ * exception 22xxx, integrity 23xxx, program limit 54xxx, a trigger's RAISE P0001) or a fold that throws.
+ * Such an event is journaled as rejected and the partition goes on; any other error retries the batch.
+ */
+export function isEventLevelError(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return /^(22|23|54|P0|42804)/.test(code);
+  // No SQLSTATE: a connection-level error (a socket, a timeout) is transient; a plain JS error is the fold's.
+  return (
+    !(e as { errno?: unknown })?.errno &&
+    !(e as { syscall?: unknown })?.syscall &&
+    e instanceof Error &&
+    !/connection|terminat|timeout|ECONN/i.test(e.message)
+  );
+}
+
+const describeError = (e: unknown) => {
+  const err = e as { code?: string; message?: string; detail?: string };
+  return `${err.code ? `${err.code} ` : ''}${String(err.message ?? e).slice(0, 400)}${err.detail ? ` (${err.detail.slice(0, 200)})` : ''}`;
+};
+
+type Hooks = { beforeCommit?: () => void | Promise<void>; midBatch?: () => void | Promise<void> };
+
+async function foldItems(
+  client: pg.ClientBase,
+  items: readonly BatchItem[],
+  retry: RetryDecoder | undefined,
+  midBatch?: () => void | Promise<void>,
+): Promise<{ journal: JournalRow[]; duplicates: number; deadLetters: string[] }> {
+  const ws = await loadWorkingSet(client, items, retry);
+  const journal: JournalRow[] = [];
+  let duplicates = 0;
+  for (const item of items) {
+    if ('undecodable' in item) {
+      foldUndecodable(ws, item.undecodable);
+      continue;
+    }
+    const row = foldEvent(ws, item.event, item.position);
+    if (row) journal.push(row);
+    else duplicates++;
+  }
+  await writeFold(client, ws, journal, midBatch);
+  return { journal, duplicates, deadLetters: [...ws.dirty.deadLetters] };
+}
+
+/**
  * Folds a run of consecutive events of one partition in one transaction together with the partition's
  * checkpoint. The checkpoint moves by compare-and-set first, which also locks it: a member that lost the
  * partition (or raced another) finds it moved, writes nothing, and learns where it stands.
+ *
+ * An event that folds but cannot be written (isEventLevelError) never halts the partition: the batch is
+ * done again one event at a time, each behind a savepoint, and the event whose effects the database
+ * refuses is journaled as rejected with the database's reason (`refusedByDatabase`), the rest applied.
  */
 export async function projectBatch(
   client: pg.ClientBase,
@@ -234,39 +295,60 @@ export async function projectBatch(
   partition: number,
   expectedNextOffset: bigint,
   items: readonly BatchItem[],
-  hooks: { beforeCommit?: () => void | Promise<void>; midBatch?: () => void | Promise<void> } = {},
+  hooks: Hooks = {},
   retry?: RetryDecoder,
 ): Promise<BatchResult> {
   const last = items.at(-1);
   if (!last) throw new Error('projectBatch needs at least one event');
   const nextOffset = last.position.offset + 1n;
-  await client.query('begin');
-  try {
+  const begin = async (): Promise<boolean> => {
+    await client.query('begin');
     await client.query('select pg_advisory_xact_lock_shared($1)', [PROMOTE_LOCK]);
     const cas = await client.query(
       'update projector_checkpoints set next_offset = $4 where topic = $1 and partition = $2 and next_offset = $3',
       [topic, partition, expectedNextOffset.toString(), nextOffset.toString()],
     );
-    if (cas.rowCount !== 1) {
+    return cas.rowCount === 1;
+  };
+  try {
+    if (!(await begin())) {
       await client.query('rollback');
       return { ok: false, storedNextOffset: await readCheckpoint(client, topic, partition) };
     }
-    const ws = await loadWorkingSet(client, items, retry);
-    const journal: JournalRow[] = [];
-    let duplicates = 0;
-    for (const item of items) {
-      if ('undecodable' in item) {
-        foldUndecodable(ws, item.undecodable);
-        continue;
+    let folded: Awaited<ReturnType<typeof foldItems>>;
+    const refusedByDatabase: { eventId: string; reason: string }[] = [];
+    try {
+      folded = await foldItems(client, items, retry, hooks.midBatch);
+    } catch (e) {
+      if (!isEventLevelError(e)) throw e;
+      await client.query('rollback');
+      if (!(await begin())) {
+        await client.query('rollback');
+        return { ok: false, storedNextOffset: await readCheckpoint(client, topic, partition) };
       }
-      const row = foldEvent(ws, item.event, item.position);
-      if (row) journal.push(row);
-      else duplicates++;
+      folded = { journal: [], duplicates: 0, deadLetters: [] };
+      for (const item of items) {
+        await client.query('savepoint one_event');
+        try {
+          const r = await foldItems(client, [item], retry);
+          folded.journal.push(...r.journal);
+          folded.duplicates += r.duplicates;
+          folded.deadLetters.push(...r.deadLetters);
+          await client.query('release savepoint one_event');
+        } catch (err) {
+          if (!isEventLevelError(err) || !('event' in item)) throw err;
+          await client.query('rollback to savepoint one_event');
+          const reason = `the database refused the event's effects: ${describeError(err)}`;
+          const row = journalRow(item.event, item.position, { outcome: 'rejected', reason });
+          await copyRows(client, eventJournal, [row]);
+          folded.journal.push(row);
+          refusedByDatabase.push({ eventId: item.event.eventId, reason });
+        }
+      }
     }
-    await writeFold(client, ws, journal, hooks.midBatch);
     await hooks.beforeCommit?.();
     await client.query('commit');
-    return { ok: true, journal, duplicates, nextOffset, deadLetters: [...ws.dirty.deadLetters] };
+    return { ok: true, ...folded, nextOffset, refusedByDatabase };
   } catch (e) {
     await client.query('rollback').catch(() => {});
     throw e;

@@ -4,7 +4,7 @@ import { EventDecodeError, type EventCodec } from '../events/codec.ts';
 import type { Logger } from '../observability/log.ts';
 import { projectBatch, readCheckpoint, type BatchItem, type RetryDecoder } from './batch.ts';
 import { deadLetterId } from './fold.ts';
-import type { Position } from './state.ts';
+import type { JournalRow, Position } from './state.ts';
 
 export interface ProjectorOptions {
   kafka: Kafka;
@@ -20,8 +20,13 @@ export interface ProjectorOptions {
   maxBatchEvents?: number;
   /** Fault points for crash tests: called inside the transaction. */
   hooks?: { midBatch?: () => void | Promise<void>; beforeCommit?: () => void | Promise<void> };
-  /** Called after each committed batch. */
-  onBatch?: (info: { partition: number; events: number; nextOffset: bigint }) => void;
+  /** Called after each committed batch, with the journal rows it wrote. */
+  onBatch?: (info: {
+    partition: number;
+    events: number;
+    nextOffset: bigint;
+    journal: readonly JournalRow[];
+  }) => void;
 }
 
 /**
@@ -153,6 +158,34 @@ export class Projector {
     }
   }
 
+  /** Every event the fold did not apply is said at warn (error when the database refused it). */
+  private reportRefusals(journal: readonly JournalRow[], refused: readonly { eventId: string }[]): void {
+    const byDatabase = new Set(refused.map((r) => r.eventId));
+    for (const row of journal) {
+      if (row.outcome !== 'rejected' && row.outcome !== 'contradicted') continue;
+      const fields = {
+        eventId: row.eventId,
+        eventType: row.eventType,
+        provider: row.providerId,
+        swapId: row.swapId,
+        partition: row.partition,
+        offset: row.offset.toString(),
+        reason: row.reason,
+      };
+      if (byDatabase.has(row.eventId))
+        this.options.logger.error(
+          fields,
+          'event rejected: the database refused its effects; partition goes on',
+        );
+      else if (row.outcome === 'contradicted')
+        this.options.logger.warn(
+          fields,
+          'status contradicts a final swap: recorded, reconciliation reopened',
+        );
+      else this.options.logger.warn(fields, 'event rejected by the fold');
+    }
+  }
+
   private async onBatch({
     batch,
     resolveOffset,
@@ -205,7 +238,13 @@ export class Projector {
         resolveOffset(chunk.at(-1)!.offset);
         await this.consumer!.commitOffsets([{ topic, partition, offset: next.toString() }]);
         await heartbeat();
-        this.options.onBatch?.({ partition, events: chunk.length, nextOffset: next });
+        this.options.onBatch?.({
+          partition,
+          events: chunk.length,
+          nextOffset: next,
+          journal: result.journal,
+        });
+        this.reportRefusals(result.journal, result.refusedByDatabase);
         log.debug(
           { partition, events: chunk.length, duplicates: result.duplicates, next: next.toString() },
           'batch folded',

@@ -7,6 +7,8 @@ export type SwapRequestRow = typeof projection.swapRequests.$inferSelect;
 export type QuoteRow = typeof projection.quotes.$inferSelect;
 export type QueueRow = typeof projection.reconciliationQueue.$inferSelect;
 export type ReconciliationRow = typeof projection.reconciliations.$inferSelect;
+export type ReconciliationHistoryRow = typeof projection.reconciliationHistory.$inferSelect;
+export type StatusConflictRow = typeof projection.statusConflicts.$inferSelect;
 export type DeadLetterRow = typeof projection.deadLetters.$inferSelect;
 export type PostingRow = typeof projection.ledgerPostings.$inferSelect;
 export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
@@ -14,7 +16,7 @@ export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'chan
   payload: unknown;
 };
 
-export type JournalOutcome = 'applied' | 'rejected' | 'noop' | 'parked';
+export type JournalOutcome = 'applied' | 'rejected' | 'noop' | 'parked' | 'contradicted';
 /** What an event changed, field by field: [before, after]. */
 export type Changes = Record<string, [unknown, unknown]>;
 
@@ -39,7 +41,8 @@ export type RetryInput = { event: SwapEvent } | { error: string };
 
 /**
  * The slice of projected state one batch may touch, loaded before the fold and written after it.
- * Each map holds the current row (or undefined when absent); `dirty` names the keys to write.
+ * Each map holds the current row (or undefined when absent); `dirty` names the keys to write. Swap rows
+ * (and their queue, verdict and postings) are keyed by swapKey(providerId, swapId).
  */
 export class WorkingSet {
   readonly swaps = new Map<string, SwapRow | undefined>();
@@ -52,6 +55,9 @@ export class WorkingSet {
   readonly postings = new Map<string, PostingRow[]>();
   /** Postings folded in this batch: only ever inserted (the journal is immutable). */
   readonly newPostings: PostingRow[] = [];
+  /** Append-only rows folded in this batch. */
+  readonly newConflicts: StatusConflictRow[] = [];
+  readonly newVerdicts: ReconciliationHistoryRow[] = [];
   /** Events held behind an open dead letter of their key, by key, in offset order. */
   readonly parked = new Map<string, { event: SwapEvent; position: Position }[]>();
   /** Prepared before the fold (decoding is I/O): what each retried dead letter brings. */

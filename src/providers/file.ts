@@ -10,7 +10,7 @@ import {
   isInternalStatus,
   type InternalStatus,
   type StatusMapping,
-} from '../ingest/status-mapping.ts';
+} from '../swap/status.ts';
 import { looksLikeApiKey, SHA256_HEX } from './api-keys.ts';
 
 /**

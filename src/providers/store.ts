@@ -10,7 +10,7 @@ import {
   buildStatusMapping,
   statusMappingFromEntries,
   type StatusMapping,
-} from '../ingest/status-mapping.ts';
+} from '../swap/status.ts';
 import { generateApiKey, newKeyId, type ApiKeyEntry } from './api-keys.ts';
 import {
   DEFAULT_POLL_INTERVAL_SECONDS,

@@ -1,4 +1,6 @@
 import { uuidv7 } from '../events/ids.ts';
+import { quoteKey, requestKey, swapKey } from '../events/keys.ts';
+import { DEFAULT_FINAL_STATUSES, statusClassOf } from '../swap/status.ts';
 import type { EventSource, PayloadByType, SwapEvent, SwapEventOf, SwapRequest } from '../events/types.ts';
 
 /**
@@ -18,7 +20,8 @@ function envelope<T extends keyof PayloadByType>(
   payload: PayloadByType[T],
   opts: {
     swapId?: string | null;
-    aggregateKey: string;
+    /** Default: swapKey(providerId, swapId) for a swap event. */
+    aggregateKey?: string;
     providerId?: string;
     source?: EventSource;
     eventId?: string;
@@ -26,12 +29,14 @@ function envelope<T extends keyof PayloadByType>(
   },
 ): SwapEventOf<T> {
   const time = opts.time ?? at();
+  const providerId = opts.providerId ?? 'partner-a';
+  const aggregateKey = opts.aggregateKey ?? swapKey(providerId, opts.swapId!);
   return {
     eventId: opts.eventId ?? uuidv7(),
     eventType: type,
     swapId: opts.swapId ?? null,
-    aggregateKey: opts.aggregateKey,
-    providerId: opts.providerId ?? 'partner-a',
+    aggregateKey,
+    providerId,
     source: opts.source ?? 'gateway',
     occurredAt: time,
     recordedAt: time,
@@ -93,7 +98,7 @@ export function swapCreated(
       extraFieldsJson: null,
       ...opts.created,
     },
-    { swapId, aggregateKey: swapId, ...opts },
+    { swapId, ...opts },
   );
 }
 
@@ -103,13 +108,14 @@ export function statusReported(
   fields: Partial<PayloadByType['StatusReported']> = {},
   opts: Opts = {},
 ): SwapEventOf<'StatusReported'> {
-  const finals = ['FINISHED', 'REFUNDED', 'EXPIRED'];
+  const statusClass = fields.statusClass ?? statusClassOf(status, new Set(DEFAULT_FINAL_STATUSES));
   return envelope(
     'StatusReported',
     {
       providerStatus: status,
       status,
-      final: finals.includes(status),
+      final: statusClass === 'final',
+      statusClass,
       amount: null,
       providerFees: null,
       referralFees: null,
@@ -117,9 +123,11 @@ export function statusReported(
       payinTransactionId: null,
       payoutTransactionId: null,
       quoteId: null,
+      refundTransactionId: null,
+      extraFees: null,
       ...fields,
     },
-    { swapId, aggregateKey: swapId, source: opts.source ?? 'poll', ...opts },
+    { swapId, source: opts.source ?? 'poll', ...opts },
   );
 }
 
@@ -141,7 +149,7 @@ export function swapCorrected(
       payoutNetworkFees: null,
       ...fields,
     },
-    { swapId, aggregateKey: swapId, source: 'ops', ...opts },
+    { swapId, source: 'ops', ...opts },
   );
 }
 
@@ -149,7 +157,7 @@ export function swapRequested(requestId: string, opts: Opts & { request?: Partia
   return envelope(
     'SwapRequested',
     { requestId, idempotencyKey: `idem-${requestId}`, request: swapRequest(opts.request) },
-    { aggregateKey: `request:${requestId}`, ...opts },
+    { aggregateKey: requestKey(requestId), ...opts },
   );
 }
 
@@ -167,7 +175,7 @@ export function swapCreationFailed(
       errorKey: null,
       message: `failed: ${kind}`,
     },
-    { aggregateKey: `request:${requestId}`, ...opts },
+    { aggregateKey: requestKey(requestId), ...opts },
   );
 }
 
@@ -193,7 +201,7 @@ export function quoteReceived(quoteRef: string, opts: Opts = {}) {
         extraFieldsJson: null,
       },
     },
-    { aggregateKey: `quote:${quoteRef}`, ...opts },
+    { aggregateKey: quoteKey(quoteRef), ...opts },
   );
 }
 
@@ -201,8 +209,20 @@ export function swapReconciled(swapId: string, basedOnEventId: string, verdict =
   return envelope(
     'SwapReconciled',
     { verdict, basedOnEventId, checks: [] },
-    { swapId, aggregateKey: swapId, source: 'reconciler', ...opts },
+    { swapId, source: 'reconciler', ...opts },
   );
 }
 
 export type AnyEvent = SwapEvent;
+
+/** A report the ingest refused with 405 because it saw the swap final. */
+export function statusContradicted(
+  swapId: string,
+  status: string,
+  knownStatus: string,
+  fields: Partial<PayloadByType['StatusReported']> = {},
+  opts: Opts = {},
+): SwapEventOf<'StatusContradicted'> {
+  const report = statusReported(swapId, status, fields, opts).payload;
+  return envelope('StatusContradicted', { report, knownStatus }, { swapId, source: 'webhook', ...opts });
+}

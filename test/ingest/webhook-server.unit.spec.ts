@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { AppendTimeoutError } from '../../src/events/producer.ts';
 import type { SwapEvent } from '../../src/events/types.ts';
-import { buildStatusMapping } from '../../src/ingest/status-mapping.ts';
+import { buildStatusMapping } from '../../src/swap/status.ts';
 import { buildWebhookServer, createWebhookMetrics } from '../../src/ingest/webhook/server.ts';
 import { RateLimiter } from '../../src/ingest/webhook/rate-limit.ts';
 import { ApiKeyIndex, generateApiKey } from '../../src/providers/api-keys.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StatusReported } from '../../src/events/types.ts';
-import { buildStatusMapping, mapStatus } from '../../src/ingest/status-mapping.ts';
+import { buildStatusMapping, mapStatus } from '../../src/swap/status.ts';
 import { changesOf, pollReport, reportFingerprint, type PolledSwap } from '../../src/poller/change.ts';
 
 const swap = (over: Partial<PolledSwap> = {}): PolledSwap => ({

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { SwapEvent } from '../../src/events/types.ts';
-import { buildStatusMapping } from '../../src/ingest/status-mapping.ts';
+import { buildStatusMapping } from '../../src/swap/status.ts';
 import { PartnerClient } from '../../src/partner/client.ts';
 import { startPartnerSimulator, type PartnerSimulator } from '../../src/partner/simulator/index.ts';
 import type { PolledSwap } from '../../src/poller/change.ts';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/providers/api-keys.ts';
 import { ProvidersFileError, parseProvidersFile, readProvidersFile } from '../../src/providers/file.ts';
-import { mapStatus } from '../../src/ingest/status-mapping.ts';
+import { mapStatus } from '../../src/swap/status.ts';
 
 const EXAMPLE = new URL('../../config/providers.example.yaml', import.meta.url);
 const K1 =

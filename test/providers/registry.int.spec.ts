@@ -7,7 +7,7 @@ import { main } from '../../src/cli/main.ts';
 import type { CliIo } from '../../src/cli/command.ts';
 import { createPool } from '../../src/db/client.ts';
 import { migratePlatform } from '../../src/db/migrate.ts';
-import { mapStatus } from '../../src/ingest/status-mapping.ts';
+import { mapStatus } from '../../src/swap/status.ts';
 import { ApiKeyIndex, generateApiKey } from '../../src/providers/api-keys.ts';
 import { ProviderRegistryCache } from '../../src/providers/cache.ts';
 import { ProvidersFileError, parseProvidersFile } from '../../src/providers/file.ts';

@@ -14,6 +14,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import { LEDGER_ACCOUNTS, LEDGER_ENTRY_KINDS } from '../../ledger/accounts.ts';
 
 /**
  * The projected state: every table here is folded from the event log and rebuilt by replay.
@@ -26,12 +27,12 @@ const money = (name: string) => numeric(name);
 const atomic = (name: string) => numeric(name, { precision: 78, scale: 0 });
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'string', precision: 3 });
 
-/** Current state of each swap attempt, keyed by the partner's swapId. */
+/** Current state of each swap attempt, keyed by (providerId, swapId): a swapId is unique per partner only. */
 export const swaps = pgTable(
   'swaps',
   {
-    swapId: text('swap_id').primaryKey(),
     providerId: text('provider_id').notNull(),
+    swapId: text('swap_id').notNull(),
     requestId: text('request_id').notNull(),
     tradeMethod: text('trade_method').notNull(),
     quoteRef: text('quote_ref'),
@@ -61,6 +62,10 @@ export const swaps = pgTable(
     /** Internal status (after the provider's mapping); CREATED until the first report. */
     status: text('status').notNull(),
     providerStatus: text('provider_status'),
+    /** open | closed (ended, reopenable: EXPIRED) | final (src/swap/status.ts), as ingest decided it. */
+    statusClass: text('status_class').notNull().default('open'),
+    /** When the swap last entered a closed status (the slow polling set's grace window starts here). */
+    closedAt: ts('closed_at'),
     final: boolean('final').notNull().default(false),
     finalAt: ts('final_at'),
     /** Final amount transferred to the user, in the output currency. */
@@ -70,6 +75,8 @@ export const swaps = pgTable(
     payoutNetworkFees: money('payout_network_fees'),
     payinTransactionId: text('payin_transaction_id'),
     payoutTransactionId: text('payout_transaction_id'),
+    /** REFUNDED: the refund's hash, when the partner reports one. */
+    refundTransactionId: text('refund_transaction_id'),
     corrected: boolean('corrected').notNull().default(false),
     /** The applied SwapCorrected that last amended this swap: the only key to a final swap (see trigger). */
     lastCorrectionEventId: uuid('last_correction_event_id'),
@@ -79,12 +86,15 @@ export const swaps = pgTable(
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [
+    primaryKey({ columns: [t.providerId, t.swapId], name: 'swaps_pkey' }),
     index('swaps_open_idx')
       .on(t.providerId, t.createdAt)
       .where(sql`not ${t.final}`),
     index('swaps_request_idx').on(t.requestId),
     check('swaps_trade_method_chk', sql`${t.tradeMethod} in ('fixed', 'float')`),
     check('swaps_final_at_chk', sql`(${t.final}) = (${t.finalAt} is not null)`),
+    check('swaps_status_class_chk', sql`${t.statusClass} in ('open', 'closed', 'final')`),
+    check('swaps_final_class_chk', sql`(${t.final}) = (${t.statusClass} = 'final')`),
   ],
 );
 
@@ -160,45 +170,86 @@ export const eventJournal = pgTable(
   },
   (t) => [
     uniqueIndex('event_journal_position_idx').on(t.topic, t.partition, t.offset),
-    index('event_journal_swap_idx').on(t.swapId, t.topic, t.partition, t.offset),
+    index('event_journal_swap_idx').on(t.providerId, t.swapId, t.topic, t.partition, t.offset),
     index('event_journal_parked_idx')
       .on(t.aggregateKey, t.offset)
       .where(sql`${t.outcome} = 'parked'`),
-    check('event_journal_outcome_chk', sql`${t.outcome} in ('applied', 'rejected', 'noop', 'parked')`),
+    check(
+      'event_journal_outcome_chk',
+      sql`${t.outcome} in ('applied', 'rejected', 'noop', 'parked', 'contradicted')`,
+    ),
   ],
 );
 
-/** Swaps that became final (or were corrected) and await the reconciler; filled in the fold's transaction. */
-export const reconciliationQueue = pgTable('reconciliation_queue', {
-  swapId: text('swap_id').primaryKey(),
-  /** The event that queued it: a final status report or an applied correction. */
-  queuedByEventId: uuid('queued_by_event_id').notNull(),
-  queuedAt: ts('queued_at').notNull(),
-  reason: text('reason').notNull(),
-});
+/**
+ * Swaps that await the reconciler, filled in the fold's transaction: a swap that became closed or final,
+ * and any applied change of a final swap's figures afterwards (a fill, a conflict, a correction, a late
+ * status). One row per swap: the latest event that queued it.
+ */
+export const reconciliationQueue = pgTable(
+  'reconciliation_queue',
+  {
+    providerId: text('provider_id').notNull(),
+    swapId: text('swap_id').notNull(),
+    /** The event that queued it; the verdict names it as the event it is based on. */
+    queuedByEventId: uuid('queued_by_event_id').notNull(),
+    queuedAt: ts('queued_at').notNull(),
+    reason: text('reason').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.providerId, t.swapId], name: 'reconciliation_queue_pkey' })],
+);
 
-/** The reconciler's latest verdict per swap (folded from SwapReconciled). */
-export const reconciliations = pgTable('reconciliations', {
-  swapId: text('swap_id').primaryKey(),
-  eventId: uuid('event_id').notNull(),
-  basedOnEventId: uuid('based_on_event_id').notNull(),
-  verdict: text('verdict').notNull(),
-  checks: jsonb('checks').notNull(),
-  reconciledAt: ts('reconciled_at').notNull(),
-});
+/** The reconciler's latest verdict per swap (folded from SwapReconciled); the history keeps them all. */
+export const reconciliations = pgTable(
+  'reconciliations',
+  {
+    providerId: text('provider_id').notNull(),
+    swapId: text('swap_id').notNull(),
+    eventId: uuid('event_id').notNull(),
+    basedOnEventId: uuid('based_on_event_id').notNull(),
+    verdict: text('verdict').notNull(),
+    checks: jsonb('checks').notNull(),
+    reconciledAt: ts('reconciled_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.providerId, t.swapId], name: 'reconciliations_pkey' })],
+);
 
-/** Accounts of the chart of accounts (README, "Finance ledger"); each is kept per partner and currency. */
-export const LEDGER_ACCOUNTS = [
-  'user_payin',
-  'user_payout',
-  'referral_fees_receivable',
-  'partner_fees',
-  'payout_network_fees',
-  'partner_clearing',
-] as const;
-/** final: the swap became final; completion: a value of a final swap still unknown arrived; reversal and
- * correction: the two entries of an applied SwapCorrected. */
-export const LEDGER_ENTRY_KINDS = ['final', 'completion', 'reversal', 'correction'] as const;
+/** Every verdict ever recorded, each naming the event it is based on (append only). */
+export const reconciliationHistory = pgTable(
+  'reconciliation_history',
+  {
+    eventId: uuid('event_id').primaryKey(),
+    providerId: text('provider_id').notNull(),
+    swapId: text('swap_id').notNull(),
+    basedOnEventId: uuid('based_on_event_id').notNull(),
+    verdict: text('verdict').notNull(),
+    checks: jsonb('checks').notNull(),
+    reconciledAt: ts('reconciled_at').notNull(),
+  },
+  (t) => [index('reconciliation_history_swap_idx').on(t.providerId, t.swapId, t.reconciledAt)],
+);
+
+/**
+ * Reports that contradicted a final swap, one row per contradicted field (`status` or a figure): the swap
+ * kept its value; the partner's is kept here, shown as an exception and failing the swap's reconciliation.
+ */
+export const statusConflicts = pgTable(
+  'status_conflicts',
+  {
+    /** `<event id>:<field>`. */
+    conflictId: text('conflict_id').primaryKey(),
+    eventId: uuid('event_id').notNull(),
+    providerId: text('provider_id').notNull(),
+    swapId: text('swap_id').notNull(),
+    field: text('field').notNull(),
+    finalValue: text('final_value'),
+    reportedValue: text('reported_value'),
+    source: text('source').notNull(),
+    occurredAt: ts('occurred_at').notNull(),
+    recordedAt: ts('recorded_at').notNull(),
+  },
+  (t) => [index('status_conflicts_swap_idx').on(t.providerId, t.swapId)],
+);
 
 const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
 
@@ -234,7 +285,7 @@ export const ledgerPostings = pgTable(
   },
   (t) => [
     uniqueIndex('ledger_postings_entry_line_idx').on(t.entryId, t.line),
-    index('ledger_postings_swap_idx').on(t.swapId, t.swapVersion),
+    index('ledger_postings_swap_idx').on(t.providerId, t.swapId, t.swapVersion),
     index('ledger_postings_effective_idx').on(t.effectiveAt),
     check('ledger_postings_account_chk', sql`${t.account} in (${inList(LEDGER_ACCOUNTS)})`),
     check('ledger_postings_entry_kind_chk', sql`${t.entryKind} in (${inList(LEDGER_ENTRY_KINDS)})`),

@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppendTimeoutError } from '../../events/producer.ts';
-import { uuidv7 } from '../../events/ids.ts';
-import type { SwapEventOf } from '../../events/types.ts';
+import { newEvent } from '../../events/keys.ts';
+import type { StatusReported } from '../../events/types.ts';
 import { isDecimalText } from '../../money/decimal.ts';
-import { mapStatus } from '../status-mapping.ts';
+import { reportDifferences } from '../../swap/report.ts';
+import { MAX_PARTNER_TEXT, PRINTABLE_PATTERN } from '../../swap/text.ts';
+import { mapStatus } from '../../swap/status.ts';
 import { authenticateWebhook, UNAUTHORIZED_BODY } from './auth.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
 import type { WebhookDeps } from './server.ts';
@@ -12,10 +14,13 @@ import type { WebhookDeps } from './server.ts';
  * POST /webhook/:swapId/status (partner interface v2), checked in this order:
  *   401 key missing or wrong, provider unknown or disabled, or key of another provider than `providerId`
  *   420 the provider's rate limit is exceeded (after authentication: nobody drains another's bucket)
- *   400 body not JSON, a field missing or mistyped, an amount or fee not a decimal (413: body too large)
+ *   400 body not JSON, a field missing or mistyped, an amount or fee not a bounded decimal (40 integer, 36
+ *       fraction digits), a text with a control character or too long, the path swapId likewise, checked
+ *       before any query (413: body too large)
  *   404 no swap of that provider with that id, in the projection or in the gateway's created_swaps
  *   422 providerStatus not in the provider's mapping
- *   405 the swap is already final (as far as the projection shows)
+ *   405 the swap is already final (as far as the projection shows); a report that contradicts it (another
+ *       status, other figures) is recorded first as StatusContradicted (the swap does not change)
  *   200 {"message":"queued"} once Kafka acknowledged the StatusReported event (acks = all), after the
  *       swap's events still in the gateway's outbox (ensureKeyPublished)
  *   503 Kafka did not acknowledge within KAFKA_SEND_TIMEOUT_MS, or the swap's outbox events could not be
@@ -55,26 +60,31 @@ interface StatusBody {
   transactionHash?: string | null;
 }
 
-const optionalText = (maxLength: number) => ({ type: ['string', 'null'], maxLength });
+const text = (maxLength: number) => ({ type: 'string', maxLength, pattern: PRINTABLE_PATTERN });
+const optionalText = (maxLength: number) => ({
+  type: ['string', 'null'],
+  maxLength,
+  pattern: PRINTABLE_PATTERN,
+});
 
 export const statusBodySchema = {
   type: 'object',
   required: ['providerId', 'providerStatus', 'amount'],
   properties: {
-    providerId: { type: 'string', minLength: 1, maxLength: 64 },
-    providerStatus: { type: 'string', minLength: 1, maxLength: 100 },
-    amount: { type: 'string', maxLength: 100 },
-    providerFees: optionalText(100),
-    networkFees: optionalText(100),
-    payinTransactionId: optionalText(256),
-    transactionHash: optionalText(256),
+    providerId: { ...text(64), minLength: 1 },
+    providerStatus: { ...text(100), minLength: 1 },
+    amount: text(80),
+    providerFees: optionalText(80),
+    networkFees: optionalText(80),
+    payinTransactionId: optionalText(MAX_PARTNER_TEXT),
+    transactionHash: optionalText(MAX_PARTNER_TEXT),
   },
 } as const;
 
 const paramsSchema = {
   type: 'object',
   required: ['swapId'],
-  properties: { swapId: { type: 'string', minLength: 1, maxLength: 200 } },
+  properties: { swapId: { ...text(MAX_PARTNER_TEXT), minLength: 1 } },
 } as const;
 
 function refuse(
@@ -93,7 +103,8 @@ function badMoney(body: StatusBody): string | undefined {
   for (const field of ['amount', 'providerFees', 'networkFees'] as const) {
     const v = body[field];
     if (v === undefined || v === null || v === '') continue;
-    if (!isDecimalText(v)) return `${field} must be a decimal number written as a string`;
+    if (!isDecimalText(v))
+      return `${field} must be a decimal number written as a string, at most 40 integer and 36 fraction digits`;
     if (v.startsWith('-')) return `${field} must not be negative`;
   }
   return undefined;
@@ -154,39 +165,61 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
         return refuse(request, reply, 422, 'providerStatus not mapped', {
           error: 'providerStatus is not recognized; nothing was stored',
         });
+      const now = deps.now();
+      // The webhook carries no payout network fee; its networkFees is the interface's "referral or extra
+      // fee", recorded as an extra fee, never booked as referral revenue. A REFUNDED swap's hash is the refund's.
+      const report: StatusReported = {
+        providerStatus: mapped.providerStatus,
+        status: mapped.status,
+        final: mapped.final,
+        statusClass: mapped.statusClass,
+        amount: body.amount,
+        providerFees: body.providerFees ?? null,
+        referralFees: null,
+        payoutNetworkFees: null,
+        payinTransactionId: body.payinTransactionId ?? null,
+        payoutTransactionId: mapped.status === 'REFUNDED' ? null : (body.transactionHash ?? null),
+        quoteId: null,
+        refundTransactionId: mapped.status === 'REFUNDED' ? (body.transactionHash ?? null) : null,
+        extraFees: body.networkFees ?? null,
+      };
+      const origin = { providerId, swapId, source: 'webhook' as const };
       if (swap.final) {
         reply.header('allow', 'POST');
+        const d = reportDifferences(swap, report);
+        if (d.kind === 'final' && d.conflicts.length > 0) {
+          // The partner still gets 405 and the swap does not change, but the contradiction is a fact.
+          const contradiction = newEvent(
+            'StatusContradicted',
+            now,
+            { report, knownStatus: swap.status },
+            origin,
+          );
+          try {
+            await deps.appender.append(contradiction);
+          } catch (e) {
+            if (!(e instanceof AppendTimeoutError)) throw e;
+            reply.header('retry-after', '1');
+            return refuse(request, reply, 503, 'Kafka did not acknowledge a contradiction in time', {
+              error: 'the update was not accepted in time; retry later',
+            });
+          }
+          return refuse(
+            request,
+            reply,
+            405,
+            `swap already final; contradiction recorded ${contradiction.eventId}: ${d.conflicts.map((c) => c.field).join(', ')}`,
+            { error: 'the swap is already final' },
+          );
+        }
         return refuse(request, reply, 405, 'swap already final', { error: 'the swap is already final' });
       }
 
-      const now = deps.now().toISOString();
-      const event: SwapEventOf<'StatusReported'> = {
-        eventId: uuidv7(),
-        eventType: 'StatusReported',
-        swapId,
-        aggregateKey: swapId,
-        providerId,
-        source: 'webhook',
-        occurredAt: now,
-        recordedAt: now,
-        payload: {
-          providerStatus: mapped.providerStatus,
-          status: mapped.status,
-          final: mapped.final,
-          amount: body.amount,
-          providerFees: body.providerFees ?? null,
-          // The interface's networkFees is the referral or extra fee; the webhook carries no payout network fee.
-          referralFees: body.networkFees ?? null,
-          payoutNetworkFees: null,
-          payinTransactionId: body.payinTransactionId ?? null,
-          payoutTransactionId: body.transactionHash ?? null,
-          quoteId: null,
-        },
-      };
+      const event = newEvent('StatusReported', now, report, origin);
       try {
         // The swap's own events still in the gateway's outbox go first (its SwapCreated, if Kafka was
         // down then), or the report would reach the log ahead of them. Any failure here: retry later.
-        await deps.ensureKeyPublished?.(swapId);
+        await deps.ensureKeyPublished?.(event.aggregateKey);
       } catch (e) {
         reply.header('retry-after', '1');
         return refuse(

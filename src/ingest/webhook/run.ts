@@ -9,14 +9,52 @@ import type { Logger } from '../../observability/log.ts';
 import { ProviderRegistryCache } from '../../providers/cache.ts';
 import { loadProvidersFileIfSet } from '../../providers/store.ts';
 import { outboxKeyFlusher } from '../../outbox/outbox.ts';
-import { buildWebhookServer, createWebhookMetrics, type SwapLookup, type WebhookMetrics } from './server.ts';
+import {
+  buildWebhookServer,
+  createWebhookMetrics,
+  type KnownSwap,
+  type SwapLookup,
+  type WebhookMetrics,
+} from './server.ts';
 import { RateLimiter } from './rate-limit.ts';
 
 interface PendingLookup {
   swapId: string;
   providerId: string;
-  resolve: (found: { final: boolean } | undefined) => void;
+  resolve: (found: KnownSwap | undefined) => void;
   reject: (e: Error) => void;
+}
+
+interface LookupRow {
+  i: string;
+  final: boolean | null;
+  created: boolean;
+  status: string | null;
+  status_class: string | null;
+  amount_to: string | null;
+  provider_fees: string | null;
+  referral_fees: string | null;
+  payout_network_fees: string | null;
+  payin_transaction_id: string | null;
+  payout_transaction_id: string | null;
+  refund_transaction_id: string | null;
+}
+
+function knownSwap(row: LookupRow): KnownSwap | undefined {
+  if (row.final === null) return row.created ? { final: false } : undefined;
+  if (!row.final) return { final: false };
+  return {
+    final: true,
+    status: row.status!,
+    statusClass: row.status_class!,
+    amountTo: row.amount_to,
+    providerFees: row.provider_fees,
+    referralFees: row.referral_fees,
+    payoutNetworkFees: row.payout_network_fees,
+    payinTransactionId: row.payin_transaction_id,
+    payoutTransactionId: row.payout_transaction_id,
+    refundTransactionId: row.refund_transaction_id,
+  };
 }
 
 /**
@@ -36,23 +74,25 @@ export function postgresSwapLookup(
   let queue: PendingLookup[] = [];
   let inFlight = 0;
 
-  const run = async (batch: PendingLookup[]) => {
-    try {
-      const r = await pool.query<{ i: string; final: boolean | null; created: boolean }>({
-        name: 'webhook-swap-lookup',
-        text: `select q.i, s.final,
+  const query = (batch: PendingLookup[]) =>
+    pool.query<LookupRow>({
+      name: 'webhook-swap-lookup',
+      text: `select q.i, s.final, s.status, s.status_class, s.amount_to, s.provider_fees, s.referral_fees,
+                 s.payout_network_fees, s.payin_transaction_id, s.payout_transaction_id, s.refund_transaction_id,
                  exists (select 1 from platform.created_swaps c
                          where c.swap_id = q.swap_id and c.provider_id = q.provider_id) as created
                from unnest($1::text[], $2::text[]) with ordinality as q(swap_id, provider_id, i)
                left join swaps s on s.swap_id = q.swap_id and s.provider_id = q.provider_id`,
-        values: [batch.map((p) => p.swapId), batch.map((p) => p.providerId)],
-      });
-      for (const row of r.rows) {
-        const p = batch[Number(row.i) - 1]!;
-        p.resolve(row.final === null && !row.created ? undefined : { final: row.final === true });
-      }
+      values: [batch.map((p) => p.swapId), batch.map((p) => p.providerId)],
+    });
+  const run = async (batch: PendingLookup[]) => {
+    try {
+      const r = await query(batch);
+      for (const row of r.rows) batch[Number(row.i) - 1]!.resolve(knownSwap(row));
     } catch (e) {
-      for (const p of batch) p.reject(e as Error);
+      // One caller's value must never fail its neighbours' lookups: alone, each fails or succeeds for itself.
+      if (batch.length === 1) return batch[0]!.reject(e as Error);
+      for (const p of batch) void run([p]);
     }
   };
 

@@ -1,3 +1,4 @@
+import type { ReportedSwap } from '../../swap/report.ts';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -17,9 +18,12 @@ import { RateLimiter } from './rate-limit.ts';
 import { registerStatusRoute, STATUS_ROUTE, UnparsedBody } from './routes.ts';
 
 /** Where the webhook finds a swap: the projection, or the gateway's record of a just-created swap. */
+/** What the webhook needs of a swap: whether it is final and, if so, what a report could contradict. */
+export type KnownSwap = { final: false } | ({ final: true } & ReportedSwap);
+
 export interface SwapLookup {
   /** The swap with this id that belongs to this provider, or undefined (another provider's is "none"). */
-  find(swapId: string, providerId: string): Promise<{ final: boolean } | undefined>;
+  find(swapId: string, providerId: string): Promise<KnownSwap | undefined>;
 }
 
 export interface WebhookMetrics {

@@ -1,8 +1,8 @@
 /**
- * The per-provider status mapping, shared by every ingest path (webhook, poller): a partner's raw
- * status string becomes an internal status, and whether that status is final is decided here, at
- * ingest, and written into the StatusReported event. The projector never reads configuration, so a
- * later change of a mapping never changes what a replay rebuilds.
+ * Swap statuses and their classes, and the per-provider status mapping shared by every ingest path
+ * (webhook, poller): a partner's raw status string becomes an internal status, and its class (open,
+ * closed, final) is decided here, at ingest, and written into the StatusReported event. The projector
+ * never reads configuration, so a later change of a mapping never changes what a replay rebuilds.
  */
 
 /** The internal statuses (partner interface v2, Status.status). */
@@ -16,8 +16,27 @@ export const INTERNAL_STATUSES = [
 ] as const;
 export type InternalStatus = (typeof INTERNAL_STATUSES)[number];
 
-/** Final statuses unless a provider says otherwise (DESIGN.md, "Status rules"). */
-export const DEFAULT_FINAL_STATUSES: readonly InternalStatus[] = ['FINISHED', 'REFUNDED', 'EXPIRED'];
+/** The status of a swap the partner created and has not reported on yet (the fold's own). */
+export const CREATED_STATUS = 'CREATED';
+
+/**
+ * open: the swap may still change. closed: it ended without moving money but may reopen (a deposit that
+ * arrives after expiry is processed by real partners: a later FINISHED or REFUNDED applies). final: its
+ * status and known figures never change again, except by an operator's SwapCorrected.
+ */
+export type StatusClass = 'open' | 'closed' | 'final';
+export const STATUS_CLASSES: readonly StatusClass[] = ['open', 'closed', 'final'];
+
+/** Final statuses unless a provider says otherwise (docs/architecture.md, "Statuses"). */
+export const DEFAULT_FINAL_STATUSES: readonly InternalStatus[] = ['FINISHED', 'REFUNDED'];
+/** Closed-but-reopenable statuses, unless a provider lists one of them among its final ones. */
+export const CLOSED_STATUSES: readonly InternalStatus[] = ['EXPIRED'];
+
+/** The class of a status under a provider's final set. */
+export function statusClassOf(status: string, finals: ReadonlySet<string>): StatusClass {
+  if (finals.has(status)) return 'final';
+  return (CLOSED_STATUSES as readonly string[]).includes(status) ? 'closed' : 'open';
+}
 
 export function isInternalStatus(value: unknown): value is InternalStatus {
   return typeof value === 'string' && (INTERNAL_STATUSES as readonly string[]).includes(value);
@@ -32,6 +51,8 @@ export interface StatusMapping {
 export interface MappedStatus {
   readonly providerStatus: string;
   readonly status: InternalStatus;
+  readonly statusClass: StatusClass;
+  /** statusClass === 'final', kept for the event's `final` field. */
   readonly final: boolean;
 }
 
@@ -89,5 +110,6 @@ function finalSet(finals: readonly string[]): ReadonlySet<InternalStatus> {
 export function mapStatus(mapping: StatusMapping, providerStatus: string): MappedStatus | undefined {
   const status = mapping.statuses.get(providerStatus);
   if (status === undefined) return undefined;
-  return { providerStatus, status, final: mapping.finals.has(status) };
+  const statusClass = statusClassOf(status, mapping.finals);
+  return { providerStatus, status, statusClass, final: statusClass === 'final' };
 }

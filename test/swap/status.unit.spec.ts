@@ -6,7 +6,7 @@ import {
   buildStatusMapping,
   mapStatus,
   statusMappingFromEntries,
-} from '../../src/ingest/status-mapping.ts';
+} from '../../src/swap/status.ts';
 
 describe('status mapping', () => {
   it('maps the six internal statuses to themselves by default; FINISHED, REFUNDED, EXPIRED are final', () => {

@@ -1,0 +1,112 @@
+import type { SwapEvent } from '../events/types.ts';
+import { isDecimalText } from '../money/decimal.ts';
+import { partnerTextProblem } from '../swap/text.ts';
+
+/**
+ * The fold's own input bounds, for events that reached the log without passing an edge (an old log, a
+ * hand-made or injected event): a value the database would refuse, or that the money rules cannot hold
+ * exactly, makes the event rejected with the reason, deterministically, instead of halting the partition.
+ */
+
+function nulPath(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const p = nulPath(value[i], `${path}[${i}]`);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const p = nulPath(v, path ? `${path}.${k}` : k);
+      if (p) return p;
+    }
+  }
+  return undefined;
+}
+
+function moneyProblem(fields: Record<string, string | null | undefined>): string | undefined {
+  for (const [name, v] of Object.entries(fields)) {
+    if (v === null || v === undefined || v.trim() === '') continue;
+    if (!isDecimalText(v) || (v.startsWith('-') && /[1-9]/.test(v)))
+      return `${name} "${v.slice(0, 60)}${v.length > 60 ? '…' : ''}" is not a non-negative decimal of at most 40 integer and 36 fraction digits`;
+  }
+  return undefined;
+}
+
+function textProblem(fields: Record<string, string | null | undefined>): string | undefined {
+  for (const [name, v] of Object.entries(fields)) {
+    if (v === null || v === undefined) continue;
+    const problem = partnerTextProblem(v);
+    if (problem) return `${name} ${problem}`;
+  }
+  return undefined;
+}
+
+/** Why the fold must reject this event whatever the state, or undefined. */
+export function inadmissible(event: SwapEvent): string | undefined {
+  const nul = nulPath(event, '');
+  if (nul) return `${nul} contains U+0000, which the database cannot store`;
+  switch (event.eventType) {
+    case 'StatusReported':
+    case 'StatusContradicted': {
+      const p = event.eventType === 'StatusReported' ? event.payload : event.payload.report;
+      return (
+        moneyProblem({
+          amount: p.amount,
+          providerFees: p.providerFees,
+          referralFees: p.referralFees,
+          payoutNetworkFees: p.payoutNetworkFees,
+          extraFees: p.extraFees,
+        }) ??
+        textProblem({
+          swapId: event.swapId,
+          providerStatus: p.providerStatus,
+          payinTransactionId: p.payinTransactionId,
+          payoutTransactionId: p.payoutTransactionId,
+          refundTransactionId: p.refundTransactionId,
+          quoteId: p.quoteId,
+        })
+      );
+    }
+    case 'SwapCreated': {
+      const p = event.payload;
+      return (
+        moneyProblem({
+          amountFrom: p.request.amountFrom,
+          slippage: p.request.slippage,
+          providerFees: p.providerFees,
+          referralFees: p.referralFees,
+          payoutNetworkFees: p.payoutNetworkFees,
+          quoteAmountTo: p.quote?.amountTo,
+          quoteAmountFrom: p.quote?.amountFrom,
+          quoteDefaultSlippage: p.quote?.defaultSlippage,
+        }) ??
+        textProblem({
+          swapId: event.swapId,
+          payinAddress: p.payinAddress,
+          payoutAddress: p.request.payoutAddress,
+          payoutAddressExtraId: p.request.payoutAddressExtraId,
+          refundAddress: p.request.refundAddress,
+          refundAddressExtraId: p.request.refundAddressExtraId,
+          quoteId: p.request.quoteId,
+        })
+      );
+    }
+    case 'SwapCorrected':
+      return moneyProblem({
+        amount: event.payload.amount,
+        providerFees: event.payload.providerFees,
+        referralFees: event.payload.referralFees,
+        payoutNetworkFees: event.payload.payoutNetworkFees,
+      });
+    default:
+      return undefined;
+  }
+}
+
+/** The payload as the journal can store it: U+0000 shown as U+FFFD (the event's bytes stay in Kafka). */
+export function storablePayload(payload: unknown): unknown {
+  return JSON.parse(JSON.stringify(payload).replaceAll('\\u0000', '\\ufffd'));
+}

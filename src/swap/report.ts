@@ -1,0 +1,106 @@
+import type { StatusReported } from '../events/types.ts';
+import { Decimal, isDecimalText } from '../money/decimal.ts';
+import type { StatusClass } from './status.ts';
+
+/**
+ * What a partner's status report changes on a swap: the one rule, used by the fold (which applies it) and
+ * by the poller (which appends a poll result only when it changes something). A value is unknown when
+ * empty or absent ("as soon as known" fields); money compares as decimals.
+ */
+
+export const REPORT_MONEY = ['amountTo', 'providerFees', 'referralFees', 'payoutNetworkFees'] as const;
+export const REPORT_HASHES = ['payinTransactionId', 'payoutTransactionId', 'refundTransactionId'] as const;
+export const REPORT_FIELDS = [...REPORT_MONEY, ...REPORT_HASHES] as const;
+export type ReportField = (typeof REPORT_FIELDS)[number];
+export type ReportValues = Record<ReportField, string | null>;
+
+/** The swap as far as a report is concerned. */
+export interface ReportedSwap extends ReportValues {
+  readonly status: string;
+  readonly statusClass: string;
+  readonly final: boolean;
+}
+
+/** Empty, blank or absent is "not known yet". */
+export function knownValue(value: string | null | undefined): string | null {
+  return value === null || value === undefined || value.trim() === '' ? null : value;
+}
+
+export function reportValues(p: StatusReported): ReportValues {
+  return {
+    amountTo: knownValue(p.amount),
+    providerFees: knownValue(p.providerFees),
+    referralFees: knownValue(p.referralFees),
+    payoutNetworkFees: knownValue(p.payoutNetworkFees),
+    payinTransactionId: knownValue(p.payinTransactionId),
+    payoutTransactionId: knownValue(p.payoutTransactionId),
+    refundTransactionId: knownValue(p.refundTransactionId),
+  };
+}
+
+/** The class the ingest decided; events from before classes existed carry only `final`. */
+export function reportClass(p: Pick<StatusReported, 'statusClass' | 'final'>): StatusClass {
+  if (p.statusClass === 'open' || p.statusClass === 'closed' || p.statusClass === 'final') return p.statusClass;
+  return p.final ? 'final' : 'open';
+}
+
+export function sameValue(field: ReportField, a: string | null, b: string | null): boolean {
+  if (a === null || b === null) return a === b;
+  if ((REPORT_MONEY as readonly string[]).includes(field) && isDecimalText(a) && isDecimalText(b))
+    return new Decimal(a).eq(new Decimal(b));
+  return a === b;
+}
+
+/** A report that contradicts a final swap on one field: the swap keeps `finalValue`. */
+export interface ReportConflict {
+  readonly field: 'status' | ReportField;
+  readonly finalValue: string | null;
+  readonly reportedValue: string | null;
+}
+
+export type ReportDifferences =
+  /** The swap is not final: everything the report changes, [before, after], status and class included. */
+  | { kind: 'open'; changes: Record<string, [unknown, unknown]>; becomes: StatusClass }
+  /** The swap is final: values still unknown that the report fills, and the fields it contradicts. */
+  | { kind: 'final'; fills: Partial<Record<ReportField, string>>; conflicts: ReportConflict[] };
+
+export function reportDifferences(swap: ReportedSwap, report: StatusReported): ReportDifferences {
+  const values = reportValues(report);
+  if (swap.final) {
+    const fills: Partial<Record<ReportField, string>> = {};
+    const conflicts: ReportConflict[] = [];
+    if (report.status !== swap.status)
+      conflicts.push({ field: 'status', finalValue: swap.status, reportedValue: report.status });
+    for (const field of REPORT_FIELDS) {
+      const after = values[field];
+      if (after === null) continue;
+      const before = swap[field];
+      if (before === null) fills[field] = after;
+      else if (!sameValue(field, before, after))
+        conflicts.push({ field, finalValue: before, reportedValue: after });
+    }
+    return { kind: 'final', fills, conflicts };
+  }
+  const becomes = reportClass(report);
+  const changes: Record<string, [unknown, unknown]> = {};
+  if (report.status !== swap.status) changes.status = [swap.status, report.status];
+  if (becomes !== swap.statusClass) changes.statusClass = [swap.statusClass, becomes];
+  for (const field of REPORT_FIELDS) {
+    const after = values[field];
+    if (after !== null && !sameValue(field, swap[field], after)) changes[field] = [swap[field], after];
+  }
+  if (becomes === 'final') {
+    changes.final = [false, true];
+    // An amount reported before the final status is the partner's estimate; the final amount is the one
+    // the final report carries. Without one it is unknown (a later report may fill it), never the estimate.
+    if (values.amountTo === null && swap.amountTo !== null) changes.amountTo = [swap.amountTo, null];
+  }
+  return { kind: 'open', changes, becomes };
+}
+
+/** Whether the report would change anything (a conflict counts: the fold records it). */
+export function reportChangesSomething(d: ReportDifferences): boolean {
+  return d.kind === 'open'
+    ? Object.keys(d.changes).length > 0
+    : Object.keys(d.fills).length > 0 || d.conflicts.length > 0;
+}
