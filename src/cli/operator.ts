@@ -1,3 +1,4 @@
+import { SwapRefError } from '../swap/ref.ts';
 import type { Config } from '../config/config.ts';
 import { openAppender } from '../events/index.ts';
 import type { SwapEvent } from '../events/types.ts';
@@ -19,7 +20,7 @@ export async function asUsage<T>(fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof OperatorInputError) throw new UsageError(e.message);
+    if (e instanceof OperatorInputError || e instanceof SwapRefError) throw new UsageError(e.message);
     throw e;
   }
 }

@@ -269,7 +269,7 @@ export const configSpec = {
     default: 168,
     doc: 'A closed swap (EXPIRED: reopenable) stays in the slow polling set this long after it closed, so a late deposit the partner processes is seen',
   },
-  RECONCILE_CONFIRM_WAIT_MS: {
+  RECONCILER_CONFIRM_WAIT_MS: {
     parse: int(0, 86_400_000),
     default: 120_000,
     doc: 'A swap made final by webhook waits at most this long for its confirming poll before the reconciler judges it anyway',

@@ -132,7 +132,11 @@ export async function readRows<T>(
 ): Promise<T[]> {
   if (keys.length === 0) return [];
   const cols = columnsOf(table);
-  const { where, params } = keyFilter(table, typeof keyProperty === 'string' ? [keyProperty] : keyProperty, keys);
+  const { where, params } = keyFilter(
+    table,
+    typeof keyProperty === 'string' ? [keyProperty] : keyProperty,
+    keys,
+  );
   const res = await client.query(
     `select ${cols.map((c) => quote(c.name)).join(', ')} from ${quote(getTableName(table))} where ${where}`,
     params,
@@ -151,6 +155,10 @@ export async function deleteRows(
   keys: readonly RowKey[],
 ): Promise<void> {
   if (keys.length === 0) return;
-  const { where, params } = keyFilter(table, typeof keyProperty === 'string' ? [keyProperty] : keyProperty, keys);
+  const { where, params } = keyFilter(
+    table,
+    typeof keyProperty === 'string' ? [keyProperty] : keyProperty,
+    keys,
+  );
   await client.query(`delete from ${quote(getTableName(table))} where ${where}`, params);
 }

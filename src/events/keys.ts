@@ -44,7 +44,8 @@ export function newEvent<T extends EventType>(
   origin: EventOrigin,
 ): SwapEventOf<T> {
   const swapId = origin.swapId ?? null;
-  const aggregateKey = origin.aggregateKey ?? (swapId !== null ? swapKey(origin.providerId, swapId) : undefined);
+  const aggregateKey =
+    origin.aggregateKey ?? (swapId !== null ? swapKey(origin.providerId, swapId) : undefined);
   if (aggregateKey === undefined) throw new Error(`${type} needs a swapId or an aggregate key`);
   const time = at.toISOString();
   return {

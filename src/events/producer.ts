@@ -43,7 +43,10 @@ export const swapEventPartitioner: ICustomPartitioner = () => {
     murmur2({
       topic,
       partitionMetadata,
-      message: { ...message, key: message.key == null ? message.key : partitionKeyOf(message.key.toString()) },
+      message: {
+        ...message,
+        key: message.key == null ? message.key : partitionKeyOf(message.key.toString()),
+      },
     });
 };
 

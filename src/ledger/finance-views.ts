@@ -20,8 +20,9 @@ export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: st
       name: 'swaps',
       sql: `select swap_id, provider_id, trade_method, currency_from, currency_to, payload_currency_from,
         payload_currency_to, amount_from, quoted_amount_to, amount_to, created_provider_fees, created_referral_fees,
-        created_payout_network_fees, provider_fees, referral_fees, payout_network_fees, status, final, final_at,
-        corrected, created_at
+        created_payout_network_fees, provider_fees, referral_fees, payout_network_fees, status, status_class,
+        final, final_at, closed_at, corrected, created_at, payin_transaction_id, payout_transaction_id,
+        refund_transaction_id
         from ${live}.swaps`,
     },
     {
@@ -32,7 +33,7 @@ export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: st
              when now() - created_at < interval '1 day' then '1-24h'
              when now() - created_at < interval '7 days' then '1-7d'
              else '7d+' end as age_bucket
-        from ${live}.swaps where not final`,
+        , status_class from ${live}.swaps where not final`,
     },
     {
       // Every journal line with the swap's pair; debit positive, credit negative.
@@ -40,7 +41,8 @@ export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: st
       sql: `select p.posting_id, p.entry_id, p.line, p.entry_kind, p.swap_id, p.swap_version, p.provider_id,
         p.account, p.currency, p.amount, p.effective_at, p.recorded_at, s.trade_method,
         s.payload_currency_from as pair_from, s.payload_currency_to as pair_to
-        from ${live}.ledger_postings p join ${live}.swaps s on s.swap_id = p.swap_id`,
+        from ${live}.ledger_postings p
+        join ${live}.swaps s on s.provider_id = p.provider_id and s.swap_id = p.swap_id`,
     },
     {
       // Balances per account, partner and currency over the whole journal (finance.balances_as_of for a time).
@@ -71,10 +73,30 @@ export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: st
         group by provider_id, pair_from, pair_to, day`,
     },
     {
-      // The reconciler's latest verdict per swap.
+      // The reconciler's latest verdict per swap (the current one: earlier verdicts are in the history).
       name: 'reconciliation_verdicts',
-      sql: `select r.swap_id, s.provider_id, s.status, r.verdict, r.reconciled_at, r.based_on_event_id, r.checks
-        from ${live}.reconciliations r join ${live}.swaps s on s.swap_id = r.swap_id`,
+      sql: `select r.swap_id, r.provider_id, s.status, r.verdict, r.reconciled_at, r.based_on_event_id, r.checks
+        from ${live}.reconciliations r
+        join ${live}.swaps s on s.provider_id = r.provider_id and s.swap_id = r.swap_id`,
+    },
+    {
+      // Every verdict ever recorded per swap, each with the event it is based on, newest first per swap.
+      name: 'reconciliation_history',
+      sql: `select h.swap_id, h.provider_id, h.verdict, h.reconciled_at, h.based_on_event_id, h.event_id, h.checks,
+        h.event_id = r.event_id as current
+        from ${live}.reconciliation_history h
+        left join ${live}.reconciliations r on r.provider_id = h.provider_id and r.swap_id = h.swap_id`,
+    },
+    {
+      // Partner reports the platform did not apply: rejected by the fold (with the reason) or contradicting
+      // a final swap (with the final and the reported figure, one row per contradicted field).
+      name: 'event_exceptions',
+      sql: `select j.event_id, j.provider_id, j.swap_id, j.event_type, j.source, j.outcome, j.reason,
+        j.occurred_at, j.recorded_at, c.field, c.final_value, c.reported_value, j.payload
+        from ${live}.event_journal j
+        left join ${live}.status_conflicts c on c.event_id = j.event_id
+        where j.outcome in ('rejected', 'contradicted')
+           or (j.outcome = 'applied' and c.event_id is not null)`,
     },
     {
       // Swaps whose latest verdict is MISMATCH, one row per check that did not pass (MISMATCH or UNVERIFIABLE).

@@ -7,12 +7,14 @@ import { assertIdentifier } from '../db/client.ts';
  * form (every column, as Postgres prints the row, in UTC), rows in key order, tables in this order.
  */
 export const CHECKSUM_TABLES: readonly { table: string; orderBy: string }[] = [
-  { table: 'swaps', orderBy: 'swap_id' },
+  { table: 'swaps', orderBy: 'provider_id, swap_id' },
   { table: 'swap_requests', orderBy: 'request_id' },
   { table: 'quotes', orderBy: 'quote_ref' },
   { table: 'event_journal', orderBy: 'topic, partition, "offset"' },
-  { table: 'reconciliation_queue', orderBy: 'swap_id' },
-  { table: 'reconciliations', orderBy: 'swap_id' },
+  { table: 'reconciliation_queue', orderBy: 'provider_id, swap_id' },
+  { table: 'reconciliations', orderBy: 'provider_id, swap_id' },
+  { table: 'reconciliation_history', orderBy: 'event_id' },
+  { table: 'status_conflicts', orderBy: 'conflict_id' },
   { table: 'dead_letters', orderBy: 'dead_letter_id' },
   { table: 'ledger_postings', orderBy: 'entry_id, line' },
   { table: 'projector_checkpoints', orderBy: 'topic, partition' },

@@ -24,6 +24,7 @@ export async function openReconciler(config: Config, logger: Logger, metrics?: M
     platform,
     appender,
     policy: policyFromConfig(config),
+    confirmWaitMs: config.RECONCILER_CONFIRM_WAIT_MS,
     logger,
     ...(metrics ? { metrics } : {}),
   });

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import cron, { type ScheduledTask } from 'node-cron';
-import { uuidv7 } from '../events/ids.ts';
+import { newEvent } from '../events/keys.ts';
 import type { EventAppender } from '../events/producer.ts';
+import { formatSwapRef, type SwapRef } from '../swap/ref.ts';
 import type { SwapCreated, SwapEventOf } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry, Counter } from '../observability/metrics.ts';
@@ -22,6 +23,11 @@ export interface ReconcilerOptions {
   metrics?: MetricsRegistry;
   /** Swaps taken from the queue per round. */
   batchSize?: number;
+  /**
+   * A swap made final by webhook is judged only after its confirming poll (the webhook carries no payout
+   * network fee), or once it has waited this long: deferred, never judged UNVERIFIABLE for good.
+   */
+  confirmWaitMs?: number;
 }
 
 export interface SwapReconciliation {
@@ -50,6 +56,11 @@ export class Reconciler {
   /** Verdicts appended but perhaps not folded yet: not taken again meanwhile. */
   private readonly inFlight = new Map<string, number>();
 
+  /** The projection this reconciler reads (search_path = the live schema). */
+  get projection(): pg.Pool {
+    return this.options.projection;
+  }
+
   constructor(private readonly options: ReconcilerOptions) {
     this.verdicts = options.metrics?.counter(
       'reconciliation_verdicts_total',
@@ -59,17 +70,31 @@ export class Reconciler {
   }
 
   /** Checks one swap against its signed payload; appends nothing. */
-  async check(swapId: string, basedOnEventId?: string): Promise<SwapReconciliation> {
+  async check(ref: SwapRef, basedOnEventId?: string): Promise<SwapReconciliation> {
     const { projection } = this.options;
-    const swap = await projection.query('select * from swaps where swap_id = $1', [swapId]);
+    const { providerId, swapId } = ref;
+    const ids = [providerId, swapId];
+    const swap = await projection.query('select * from swaps where provider_id = $1 and swap_id = $2', ids);
     const row = swap.rows[0];
-    if (!row) throw new ReconcileError(`no swap ${swapId} in the projection`);
+    if (!row) throw new ReconcileError(`no swap ${formatSwapRef(ref)} in the projection`);
     const created = await projection.query<{ payload: SwapCreated }>(
-      `select payload from event_journal where swap_id = $1 and event_type = 'SwapCreated' and outcome = 'applied'`,
-      [swapId],
+      `select payload from event_journal where provider_id = $1 and swap_id = $2 and event_type = 'SwapCreated'
+       and outcome = 'applied'`,
+      ids,
     );
     if (!created.rows[0])
-      throw new ReconcileError(`swap ${swapId} has no applied SwapCreated in the journal`);
+      throw new ReconcileError(`swap ${formatSwapRef(ref)} has no applied SwapCreated in the journal`);
+    const conflicts = await projection.query<{
+      field: string;
+      final_value: string | null;
+      reported_value: string | null;
+      event_id: string;
+      source: string;
+    }>(
+      `select field, final_value, reported_value, event_id, source from status_conflicts
+       where provider_id = $1 and swap_id = $2 order by occurred_at, conflict_id`,
+      ids,
+    );
     const setup = await readProviderSetup(this.options.platform, row.provider_id);
     const result = await inspectAndReconcile(
       {
@@ -83,25 +108,27 @@ export class Reconciler {
           payoutNetworkFees: row.payout_network_fees,
           payinTransactionId: row.payin_transaction_id,
           payoutTransactionId: row.payout_transaction_id,
+          refundTransactionId: row.refund_transaction_id,
         }),
+        conflicts: conflicts.rows.map((c) => ({
+          field: c.field,
+          finalValue: c.final_value,
+          reportedValue: c.reported_value,
+          eventId: c.event_id,
+          source: c.source,
+        })),
+        providerDefaultSlippage: setup?.defaultSlippage ?? null,
       },
       setup?.payloadKeys ?? [],
       this.options.policy,
     );
     const based =
       basedOnEventId ?? (row.last_correction_event_id as string | null) ?? (row.last_event_id as string);
-    const now = new Date();
-    const event: SwapEventOf<'SwapReconciled'> = {
-      eventId: uuidv7(now.getTime()),
-      eventType: 'SwapReconciled',
+    const event = newEvent('SwapReconciled', new Date(), toSwapReconciled(result, based), {
+      providerId,
       swapId,
-      aggregateKey: swapId,
-      providerId: row.provider_id,
       source: 'reconciler',
-      occurredAt: now.toISOString(),
-      recordedAt: now.toISOString(),
-      payload: toSwapReconciled(result, based),
-    };
+    });
     return { swapId, providerId: row.provider_id, basedOnEventId: based, result, event };
   }
 
@@ -134,23 +161,36 @@ export class Reconciler {
     let done = 0;
     try {
       await client.query('begin');
-      const rows = await client.query<{ swap_id: string; queued_by_event_id: string }>(
-        `select q.swap_id, q.queued_by_event_id from reconciliation_queue q
+      // A swap made final by webhook waits for its confirming poll (platform.poll_confirmations), at most
+      // confirmWaitMs after it became final.
+      const rows = await client.query<{ provider_id: string; swap_id: string; queued_by_event_id: string }>(
+        `select q.provider_id, q.swap_id, q.queued_by_event_id from reconciliation_queue q
+         join swaps s on s.provider_id = q.provider_id and s.swap_id = q.swap_id
          where not exists (select 1 from reconciliations r
-                           where r.swap_id = q.swap_id and r.based_on_event_id = q.queued_by_event_id)
-         order by q.queued_at, q.swap_id limit $1 for update of q skip locked`,
-        [this.options.batchSize ?? 100],
+                           where r.provider_id = q.provider_id and r.swap_id = q.swap_id
+                             and r.based_on_event_id = q.queued_by_event_id)
+           and not (s.final and s.final_at > now() - make_interval(secs => $2::double precision / 1000)
+                    and exists (select 1 from event_journal j
+                                where j.provider_id = s.provider_id and j.swap_id = s.swap_id
+                                  and j.event_type = 'StatusReported' and j.outcome = 'applied'
+                                  and j.source = 'webhook' and j.changes ? 'final')
+                    and not exists (select 1 from platform.poll_confirmations c
+                                    where c.provider_id = s.provider_id and c.swap_id = s.swap_id))
+         order by q.queued_at, q.provider_id, q.swap_id limit $1 for update of q skip locked`,
+        [this.options.batchSize ?? 100, this.options.confirmWaitMs ?? 120_000],
       );
-      for (const { swap_id, queued_by_event_id } of rows.rows) {
-        if ((this.inFlight.get(`${swap_id}/${queued_by_event_id}`) ?? 0) > Date.now()) continue;
+      for (const { provider_id, swap_id, queued_by_event_id } of rows.rows) {
+        const ref = { providerId: provider_id, swapId: swap_id };
+        const flight = `${formatSwapRef(ref)}/${queued_by_event_id}`;
+        if ((this.inFlight.get(flight) ?? 0) > Date.now()) continue;
         try {
-          const r = await this.check(swap_id, queued_by_event_id);
+          const r = await this.check(ref, queued_by_event_id);
           await this.record(r);
-          this.inFlight.set(`${swap_id}/${queued_by_event_id}`, Date.now() + 60_000);
+          this.inFlight.set(flight, Date.now() + 60_000);
           done++;
         } catch (e) {
           this.options.logger.error(
-            { err: e, swapId: swap_id },
+            { err: e, provider: provider_id, swapId: swap_id },
             'reconciliation failed; the swap stays queued',
           );
         }
@@ -171,24 +211,50 @@ export class Reconciler {
    * queued ones are the queue's business.
    */
   async sweepMissed(limit = 1000): Promise<number> {
-    const missed = await this.options.projection.query<{ swap_id: string }>(
-      `select s.swap_id from swaps s
-       where s.final and not exists (select 1 from reconciliations r where r.swap_id = s.swap_id)
-         and not exists (select 1 from reconciliation_queue q where q.swap_id = s.swap_id)
+    const missed = await this.options.projection.query<{ provider_id: string; swap_id: string }>(
+      `select s.provider_id, s.swap_id from swaps s
+       where s.final
+         and not exists (select 1 from reconciliations r
+                         where r.provider_id = s.provider_id and r.swap_id = s.swap_id)
+         and not exists (select 1 from reconciliation_queue q
+                         where q.provider_id = s.provider_id and q.swap_id = s.swap_id)
        order by s.final_at limit $1`,
       [limit],
     );
-    for (const { swap_id } of missed.rows) await this.record(await this.check(swap_id));
+    for (const r of missed.rows)
+      await this.record(await this.check({ providerId: r.provider_id, swapId: r.swap_id }));
     return missed.rowCount ?? 0;
   }
 
   /** Final swaps that became final at or after `since`, oldest first (for `reconcile --since`). */
-  async finalSwapsSince(since: Date): Promise<string[]> {
-    const r = await this.options.projection.query<{ swap_id: string }>(
-      'select swap_id from swaps where final and final_at >= $1 order by final_at, swap_id',
+  async finalSwapsSince(since: Date): Promise<SwapRef[]> {
+    const r = await this.options.projection.query<{ provider_id: string; swap_id: string }>(
+      'select provider_id, swap_id from swaps where final and final_at >= $1 order by final_at, provider_id, swap_id',
       [since.toISOString()],
     );
-    return r.rows.map((row) => row.swap_id);
+    return r.rows.map((row) => ({ providerId: row.provider_id, swapId: row.swap_id }));
+  }
+
+  /** Every verdict recorded for a swap, oldest first (the last is the current one). */
+  async history(
+    ref: SwapRef,
+  ): Promise<{ verdict: string; reconciledAt: string; basedOnEventId: string; eventId: string }[]> {
+    const r = await this.options.projection.query<{
+      verdict: string;
+      reconciled_at: string;
+      based_on_event_id: string;
+      event_id: string;
+    }>(
+      `select verdict, reconciled_at, based_on_event_id, event_id from reconciliation_history
+       where provider_id = $1 and swap_id = $2 order by reconciled_at, event_id`,
+      [ref.providerId, ref.swapId],
+    );
+    return r.rows.map((h) => ({
+      verdict: h.verdict,
+      reconciledAt: h.reconciled_at,
+      basedOnEventId: h.based_on_event_id,
+      eventId: h.event_id,
+    }));
   }
 
   /** Drains the queue every `intervalMs` and sweeps on the cron schedule, one round at a time. */

@@ -40,7 +40,8 @@ export function reportValues(p: StatusReported): ReportValues {
 
 /** The class the ingest decided; events from before classes existed carry only `final`. */
 export function reportClass(p: Pick<StatusReported, 'statusClass' | 'final'>): StatusClass {
-  if (p.statusClass === 'open' || p.statusClass === 'closed' || p.statusClass === 'final') return p.statusClass;
+  if (p.statusClass === 'open' || p.statusClass === 'closed' || p.statusClass === 'final')
+    return p.statusClass;
   return p.final ? 'final' : 'open';
 }
 

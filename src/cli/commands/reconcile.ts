@@ -4,6 +4,8 @@ import { loadConfig } from '../../config/config.ts';
 import { createLogger } from '../../observability/log.ts';
 import { openReconciler } from '../../reconciler/run.ts';
 import type { SwapReconciliation } from '../../reconciler/worker.ts';
+import { parseSwapRef, resolveSwapRef } from '../../swap/ref.ts';
+import { asUsage } from '../operator.ts';
 
 const needs = ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL'] as const;
 
@@ -26,7 +28,7 @@ function printChecks(r: SwapReconciliation, out: (line: string) => void): void {
 
 export const reconcileCommand: Command = {
   words: ['reconcile'],
-  usage: 'reconcile --swap <id> | --since <ISO time> [--dry-run] [--json]',
+  usage: 'reconcile --swap <provider>/<swapId> | --since <ISO time> [--dry-run] [--json]',
   summary: 'reconcile final swaps by hand, print every check, and append SwapReconciled (unless --dry-run)',
   async run(args, io) {
     const { values, flags } = parseOptions(args, { values: ['swap', 'since'], flags: ['dry-run', 'json'] });
@@ -38,23 +40,36 @@ export const reconcileCommand: Command = {
     const logger = createLogger({ level: 'warn', name: 'reconcile' });
     const { reconciler, close } = await openReconciler(config, logger);
     try {
-      const ids = values.swap ? [values.swap] : await reconciler.finalSwapsSince(since!);
+      const refs = values.swap
+        ? [await asUsage(() => resolveSwapRef(reconciler.projection, parseSwapRef(values.swap!)))]
+        : await reconciler.finalSwapsSince(since!);
       const results: SwapReconciliation[] = [];
-      for (const id of ids) {
-        const r = await reconciler.check(id);
+      for (const ref of refs) {
+        const r = await reconciler.check(ref);
         if (!flags['dry-run']) await reconciler.record(r);
         results.push(r);
       }
+      // One swap: its verdict history too (the current one is the last recorded).
+      const history = values.swap ? await reconciler.history(refs[0]!) : [];
       if (flags.json)
         io.stdout(
           JSON.stringify(
-            results.map(({ event, ...r }) => ({ ...r, eventId: event.eventId })),
+            values.swap
+              ? results.map(({ event, ...r }) => ({ ...r, eventId: event.eventId, history }))
+              : results.map(({ event, ...r }) => ({ ...r, eventId: event.eventId })),
             null,
             2,
           ),
         );
       else {
         for (const r of results) printChecks(r, io.stdout);
+        if (history.length > 0) {
+          io.stdout('verdict history (oldest first; the last folded is the current one):');
+          for (const h of history)
+            io.stdout(
+              `  ${h.reconciledAt}  ${h.verdict.padEnd(16)} based on ${h.basedOnEventId}  (${h.eventId})`,
+            );
+        }
         io.stdout(
           `${results.length} swap(s) reconciled${flags['dry-run'] ? ' (dry run: nothing appended)' : ''}`,
         );

@@ -4,25 +4,35 @@ import { loadConfig } from '../../config/config.ts';
 import { createPool } from '../../db/client.ts';
 import { correctionEvent } from '../../ops/operator-events.ts';
 import { formatTimeline, swapTimeline } from '../../ops/timeline.ts';
+import { formatSwapRef, parseSwapRef, resolveSwapRef, SwapRefError } from '../../swap/ref.ts';
 import { appendOperatorEvent, asUsage } from '../operator.ts';
 
 export const swapShowCommand: Command = {
   words: ['swap', 'show'],
-  usage: 'swap show <swapId> [--json]',
+  usage: 'swap show <provider>/<swapId> | <swapId> [--provider <id>] [--json]',
   summary: "a swap's state and its whole timeline from the journal (applied, rejected, no-op, parked)",
   async run(args, io) {
-    const { flags, positionals } = parseOptions(args, { values: [], flags: ['json'] });
-    if (positionals.length !== 1) throw new UsageError('name one swap id');
-    const swapId = positionals[0]!;
+    const { flags, values, positionals } = parseOptions(args, { values: ['provider'], flags: ['json'] });
+    if (positionals.length !== 1) throw new UsageError('name one swap: <provider>/<swapId>');
+    const parsed = await asUsage(async () => parseSwapRef(positionals[0]!, values.provider));
     const config = loadConfig(process.env, ['DATABASE_URL']);
     const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 1 });
     try {
-      const t = await swapTimeline(pool, swapId);
-      if (!t.swap && t.timeline.length === 0) {
-        io.stderr(`no swap ${swapId} in ${config.PROJECTION_SCHEMA}`);
+      let ref;
+      try {
+        ref = await resolveSwapRef(pool, parsed);
+      } catch (e) {
+        if (!(e instanceof SwapRefError)) throw e;
+        io.stderr(e.message);
         return 1;
       }
-      io.stdout(flags.json ? JSON.stringify({ swapId, ...t }, null, 2) : formatTimeline(swapId, t));
+      const t = await swapTimeline(pool, ref);
+      const name = formatSwapRef(ref);
+      if (!t.swap && t.timeline.length === 0) {
+        io.stderr(`no swap ${name} in ${config.PROJECTION_SCHEMA}`);
+        return 1;
+      }
+      io.stdout(flags.json ? JSON.stringify({ ...ref, ...t }, null, 2) : formatTimeline(name, t));
       return 0;
     } finally {
       await pool.end();
@@ -33,7 +43,7 @@ export const swapShowCommand: Command = {
 export const swapCorrectCommand: Command = {
   words: ['swap', 'correct'],
   usage:
-    'swap correct <swapId> [--status <S> --final true|false] [--amount <a>] [--provider-fee <f>] [--referral-fee <f>] [--payout-network-fee <f>] --reason <text> --by <operator>',
+    'swap correct <provider>/<swapId> [--status <S> --final true|false] [--amount <a>] [--provider-fee <f>] [--referral-fee <f>] [--payout-network-fee <f>] --reason <text> --by <operator>',
   summary: 'append an audited SwapCorrected: the only way to amend a final swap',
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
@@ -46,20 +56,17 @@ export const swapCorrectCommand: Command = {
         'payout-network-fee',
         'reason',
         'by',
+        'provider',
       ],
     });
-    if (positionals.length !== 1) throw new UsageError('name one swap id');
-    const swapId = positionals[0]!;
+    if (positionals.length !== 1) throw new UsageError('name one swap: <provider>/<swapId>');
+    const parsed = await asUsage(async () => parseSwapRef(positionals[0]!, values.provider));
     const config = loadConfig(process.env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
     const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 1 });
     let providerId: string;
+    let swapId: string;
     try {
-      const r = await pool.query<{ provider_id: string }>(
-        'select provider_id from swaps where swap_id = $1',
-        [swapId],
-      );
-      if (!r.rows[0]) throw new UsageError(`no swap ${swapId} in ${config.PROJECTION_SCHEMA}`);
-      providerId = r.rows[0].provider_id;
+      ({ providerId, swapId } = await asUsage(() => resolveSwapRef(pool, parsed)));
     } finally {
       await pool.end();
     }
