@@ -4,6 +4,8 @@ import { envelopeSchema, PAYLOAD_NAMESPACE } from './catalog.ts';
 import { EVENT_TYPES, type EventType, type SwapEvent } from './types.ts';
 import { UUID_PATTERN } from './ids.ts';
 
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})$/;
+
 export class EventDecodeError extends Error {
   override name = 'EventDecodeError';
 }
@@ -129,6 +131,12 @@ export class EventCodec {
     }
     if (typeof raw.eventId !== 'string' || !UUID_PATTERN.test(raw.eventId)) {
       throw new EventDecodeError(`eventId ${String(raw.eventId)} is not a UUID`);
+    }
+    // The envelope's times go into every journal row: one Postgres could not store would halt the log.
+    for (const field of ['occurredAt', 'recordedAt'] as const) {
+      const t = raw[field];
+      if (typeof t !== 'string' || !ISO_TIME.test(t) || !Number.isFinite(Date.parse(t)))
+        throw new EventDecodeError(`${field} ${JSON.stringify(t)?.slice(0, 60)} is not an ISO-8601 time`);
     }
     return { ...(raw as object), payload } as SwapEvent;
   }

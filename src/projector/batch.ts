@@ -4,6 +4,7 @@ import { copyRows, deleteRows, readRows, writeRows } from '../db/bulk.ts';
 import type { SwapEvent } from '../events/types.ts';
 import { deadLetterId, eventFromJournal, foldEvent, foldUndecodable, journalRow, rowKeys } from './fold.ts';
 import { swapKey } from '../events/keys.ts';
+import { inadmissible } from './admissible.ts';
 import { WorkingSet, type JournalRow, type Position, type UndecodableMessage } from './state.ts';
 
 export interface PositionedEvent {
@@ -62,7 +63,11 @@ async function loadWorkingSet(
 ): Promise<WorkingSet> {
   const ws = new WorkingSet();
   const events = items.flatMap((i) => ('event' in i ? [i.event] : []));
-  const keys = new Set(items.map((i) => ('event' in i ? i.event.aggregateKey : i.undecodable.key)));
+  const keys = new Set(
+    items.flatMap((i) =>
+      'event' in i ? (inadmissible(i.event) ? [] : [i.event.aggregateKey]) : [i.undecodable.key],
+    ),
+  );
 
   // Dead letters: open ones of the batch's keys, and the ones resolved by this batch.
   const resolving = events.flatMap((e) =>
@@ -145,6 +150,7 @@ async function loadWorkingSet(
   const requestIds = new Set<string>();
   const quoteRefs = new Set<string>();
   for (const e of touched) {
+    if (inadmissible(e)) continue; // rejected by the fold whatever the state: its keys may not even be queryable
     const k = rowKeys(e);
     if (k.swap) swapIds.set(k.swap.key, [k.swap.providerId, k.swap.swapId]);
     if (k.requestId) requestIds.add(k.requestId);

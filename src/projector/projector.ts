@@ -120,7 +120,8 @@ export class Projector {
         position,
         undecodable: {
           position,
-          key: m.key?.toString('utf8') ?? '',
+          // A key Postgres could not store (U+0000) is kept visibly altered; the bytes go to the DLQ as they are.
+          key: (m.key?.toString('utf8') ?? '').replaceAll('\u0000', '\ufffd'),
           reason: e.message,
           valueBase64: m.value?.toString('base64') ?? '',
           timestamp: new Date(Number(m.timestamp)).toISOString(),

@@ -235,12 +235,63 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
     expect(await storedState()).toEqual(before);
   });
 
-  it('405 when the projection shows the swap final; nothing stored', async () => {
+  it('405 when the projection shows the swap final: a report that agrees stores nothing', async () => {
+    const final = (
+      await projection.pool.query('select status, amount_to from swaps where swap_id = $1', [swap.final])
+    ).rows[0];
     const before = await storedState();
-    const res = await post(swap.final, bodyOf(A.id, 'REFUNDED'), A.key.key);
+    const res = await post(swap.final, bodyOf(A.id, final.status, { amount: final.amount_to }), A.key.key);
     expect(res.status).toBe(405);
     expect(res.json()).toEqual({ error: 'the swap is already final' });
     expect(await storedState()).toEqual(before);
+  });
+
+  it('405 when the swap is final and the report contradicts it: the swap does not change, the contradiction is recorded', async () => {
+    const swapBefore = (
+      await projection.pool.query('select status, amount_to, version from swaps where swap_id = $1', [
+        swap.final,
+      ])
+    ).rows[0];
+    const before = await endOffsets(stack.kafkaBrokers, log.topic);
+    const res = await post(swap.final, bodyOf(A.id, 'REFUNDED', { amount: '9.5' }), A.key.key);
+    expect(res.status).toBe(405);
+    expect(res.json()).toEqual({ error: 'the swap is already final' });
+    expect(await endOffsets(stack.kafkaBrokers, log.topic)).toBe(before + 1n);
+    await waitForProjection(projection.pool, log.topic);
+    expect(
+      (
+        await projection.pool.query('select status, amount_to, version from swaps where swap_id = $1', [
+          swap.final,
+        ])
+      ).rows[0],
+    ).toEqual(swapBefore);
+    const exceptions = (
+      await projection.pool.query(
+        `select j.event_type, j.outcome, c.field, c.final_value, c.reported_value
+         from event_journal j join status_conflicts c on c.event_id = j.event_id
+         where j.swap_id = $1 order by c.field`,
+        [swap.final],
+      )
+    ).rows;
+    expect(exceptions).toEqual([
+      expect.objectContaining({
+        event_type: 'StatusContradicted',
+        outcome: 'contradicted',
+        field: 'amountTo',
+        reported_value: '9.5',
+      }),
+      expect.objectContaining({
+        event_type: 'StatusContradicted',
+        outcome: 'contradicted',
+        field: 'status',
+        final_value: swapBefore.status,
+        reported_value: 'REFUNDED',
+      }),
+    ]);
+    const queued = await projection.pool.query(`select reason from reconciliation_queue where swap_id = $1`, [
+      swap.final,
+    ]);
+    expect(queued.rows).toEqual([{ reason: 'contradicted' }]);
   });
 
   it('200 "queued" only once Kafka holds the event; fields land where they belong; the projection shows it', async () => {
@@ -274,7 +325,7 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
       final: true,
       amount_to: '0.123456789012345678',
       provider_fees: '0.0015',
-      referral_fees: '0.0003',
+      referral_fees: null, // networkFees is the interface's "referral or extra fee": an extra fee, not revenue
       payout_network_fees: null, // still unknown: the webhook carries no payout network fee
       payin_transaction_id: 'payin-hash-1',
       payout_transaction_id: 'payout-hash-1',
@@ -295,7 +346,9 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
         status: 'FINISHED',
         final: true,
         payoutNetworkFees: null,
-        referralFees: '0.0003',
+        referralFees: null,
+        extraFees: '0.0003',
+        statusClass: 'final',
         payoutTransactionId: 'payout-hash-1',
       },
     });
@@ -303,7 +356,7 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
     expect((await post(swap.open, bodyOf(A.id, 'REFUNDED'), A.key.key)).status).toBe(405);
   });
 
-  it('a webhook that races a final event is accepted, then journaled as rejected by the projector', async () => {
+  it('a webhook that races a final event is accepted, then journaled as a contradiction by the projector', async () => {
     await projector.stop(); // the projection lags behind the log, as it may at any moment
     await log.append([statusReported(swap.race, 'FINISHED', { amount: '2' }, { providerId: A.id })]);
     const res = await post(swap.race, bodyOf(A.id, 'REFUNDED', { amount: '3' }), A.key.key);
@@ -318,7 +371,7 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
     ).rows;
     expect(journal).toEqual([
       { source: 'poll', outcome: 'applied', reason: null },
-      { source: 'webhook', outcome: 'rejected', reason: expect.stringMatching(/final/) },
+      { source: 'webhook', outcome: 'contradicted', reason: expect.stringMatching(/contradicts final swap/) },
     ]);
     const state = (
       await projection.pool.query('select status, amount_to from swaps where swap_id = $1', [swap.race])

@@ -13,6 +13,8 @@ import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import { testKafka, testStack, uniqueName } from '../support/context.ts';
 import { checksumOf, freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 import { runCli } from '../support/cli.ts';
+import { swapKey } from '../../src/events/keys.ts';
+import { swapEventPartitioner } from '../../src/events/producer.ts';
 
 describe('dead letters, corrections and swap show (real stack, CLI as a process)', () => {
   const stack = testStack();
@@ -24,7 +26,7 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
   const dir = mkdtempSync(join(tmpdir(), 'dlq-'));
 
   async function poison(key: string) {
-    const producer = testKafka('poison').producer();
+    const producer = testKafka('poison').producer({ createPartitioner: swapEventPartitioner });
     await producer.connect();
     await producer.send({
       topic: log.topic,
@@ -60,7 +62,7 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
     env = projectionConfig(log, schema);
     running = await startProjector(env, createLogger({ level: 'silent' }));
     await log.append([swapCreated('dl-s1'), swapCreated('dl-s2')]);
-    await poison('dl-s1');
+    await poison(swapKey('partner-a', 'dl-s1'));
     await log.append([
       statusReported('dl-s1', 'PENDING', { payinTransactionId: 'in-1' }),
       statusReported('dl-s1', 'FINISHED', { amount: '0.25', payoutTransactionId: 'out-1' }),
@@ -79,12 +81,16 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
     const dl = (await pool.query('select * from dead_letters')).rows;
     expect(dl).toHaveLength(1);
     expect(dl[0]).toMatchObject({
-      aggregate_key: 'dl-s1',
+      aggregate_key: swapKey('partner-a', 'dl-s1'),
       status: 'open',
       reason: 'not in the schema registry wire format',
     });
     expect(Buffer.from(dl[0].value_base64, 'base64').toString()).toBe('{"not":"avro"}');
-    expect((await journalOf('dl-s1')).map((r) => r.outcome)).toEqual(['applied', 'parked', 'parked']);
+    expect((await journalOf(swapKey('partner-a', 'dl-s1'))).map((r) => r.outcome)).toEqual([
+      'applied',
+      'parked',
+      'parked',
+    ]);
     const states = await pool.query('select swap_id, status from swaps order by swap_id');
     expect(states.rows).toEqual([
       { swap_id: 'dl-s1', status: 'CREATED' },
@@ -145,7 +151,7 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
     );
     expect(r.code, r.stderr).toBe(0);
     await waitForProjection(pool, log.topic);
-    const journal = await journalOf('dl-s1');
+    const journal = await journalOf(swapKey('partner-a', 'dl-s1'));
     expect(journal.map((j) => [j.event_type, j.outcome, j.changes?.status ?? null])).toEqual([
       ['SwapCreated', 'applied', [null, 'CREATED']],
       ['StatusReported', 'applied', ['CREATED', 'ON_HOLD']], // the repaired event, at the dead letter's offset
@@ -160,10 +166,10 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
 
   it('dlq discard is journaled with its reason and releases the held events', async () => {
     await log.append([swapCreated('dl-s3')]);
-    await poison('dl-s3');
+    await poison(swapKey('partner-a', 'dl-s3'));
     await log.append([statusReported('dl-s3', 'EXPIRED')]);
     await waitForProjection(pool, log.topic);
-    const id = (await pool.query(`select dead_letter_id from dead_letters where aggregate_key = 'dl-s3'`))
+    const id = (await pool.query(`select dead_letter_id from dead_letters where aggregate_key = 'swap:partner-a:dl-s3'`))
       .rows[0].dead_letter_id;
     const r = await runCli(
       ['dlq', 'discard', id, '--reason', 'garbage from a test producer', '--by', 'bob'],
@@ -171,7 +177,7 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
     );
     expect(r.code, r.stderr).toBe(0);
     await waitForProjection(pool, log.topic);
-    const journal = await journalOf('dl-s3');
+    const journal = await journalOf(swapKey('partner-a', 'dl-s3'));
     expect(journal.map((j) => [j.event_type, j.outcome])).toEqual([
       ['SwapCreated', 'applied'],
       ['StatusReported', 'applied'],
@@ -198,7 +204,7 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
     await waitForProjection(pool, log.topic);
     const swap = await pool.query(`select amount_to, corrected from swaps where swap_id = 'dl-s1'`);
     expect(swap.rows[0]).toEqual({ amount_to: '0.3', corrected: true });
-    const correction = (await journalOf('dl-s1')).at(-1);
+    const correction = (await journalOf(swapKey('partner-a', 'dl-s1'))).at(-1);
     expect(correction).toMatchObject({
       event_type: 'SwapCorrected',
       outcome: 'applied',

@@ -64,8 +64,13 @@ describe('projector (real Kafka, registry and Postgres)', () => {
     const outcomes = await reference.pool.query(
       'select outcome, count(*)::int as n from event_journal group by outcome order by outcome',
     );
-    // The scenario has every kind: applied changes, no-ops (poll repeating webhook) and rejections (after final).
-    expect(outcomes.rows.map((r: { outcome: string }) => r.outcome)).toEqual(['applied', 'noop', 'rejected']);
+    // The scenario has every kind: applied changes, no-ops (poll repeating webhook) and contradictions of a
+    // final swap (a late report after final).
+    expect(outcomes.rows.map((r: { outcome: string }) => r.outcome)).toEqual([
+      'applied',
+      'contradicted',
+      'noop',
+    ]);
   });
 
   it('checksums every column: changing one amount changes the checksum', async () => {
@@ -175,7 +180,7 @@ describe('projector (real Kafka, registry and Postgres)', () => {
       await waitForProjection(reference.pool, log.topic);
     });
 
-    it('applies PENDING → ON_HOLD → PENDING → FINISHED as four changes; the later event is rejected', async () => {
+    it('applies PENDING → ON_HOLD → PENDING → FINISHED as four changes; the later report is a recorded contradiction', async () => {
       const journal = await reference.pool.query(
         `select event_type, outcome, reason, changes->'status' as status from event_journal
          where swap_id = $1 order by "offset"`,
@@ -187,9 +192,18 @@ describe('projector (real Kafka, registry and Postgres)', () => {
         ['applied', ['PENDING', 'ON_HOLD']],
         ['applied', ['ON_HOLD', 'PENDING']],
         ['applied', ['PENDING', 'FINISHED']],
-        ['rejected', null],
+        ['contradicted', ['FINISHED', 'PENDING']],
       ]);
-      expect(journal.rows[5].reason).toBe('swap is final (FINISHED); a report of PENDING is not applied');
+      expect(journal.rows[5].reason).toContain(
+        'contradicts final swap (FINISHED): status FINISHED → PENDING',
+      );
+      const conflicts = await reference.pool.query(
+        'select field, final_value, reported_value from status_conflicts where swap_id = $1',
+        [swapId],
+      );
+      expect(conflicts.rows).toEqual([
+        { field: 'status', final_value: 'FINISHED', reported_value: 'PENDING' },
+      ]);
       const swap = await reference.pool.query(
         'select status, final, amount_to, version from swaps where swap_id = $1',
         [swapId],
@@ -199,7 +213,8 @@ describe('projector (real Kafka, registry and Postgres)', () => {
         'select queued_by_event_id from reconciliation_queue where swap_id = $1',
         [swapId],
       );
-      expect(queued.rows).toEqual([{ queued_by_event_id: finished.eventId }]);
+      // The contradiction reopened the reconciliation: the queue entry is based on it now.
+      expect(queued.rows).toEqual([{ queued_by_event_id: later.eventId }]);
     });
 
     it('refuses a direct SQL UPDATE of a final swap, and a forged correction', async () => {
