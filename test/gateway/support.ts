@@ -37,7 +37,7 @@ export interface Platform {
   readonly pool: pg.Pool;
   readonly schema: string;
   readonly topic: string;
-  /** Milliseconds added to the gateway's clock (to age quotes). */
+  /** Milliseconds added to the gateway's and the poller's clock (to age quotes, to make swaps due). */
   readonly clock: { offsetMs: number };
   stop(): Promise<void>;
 }
@@ -139,10 +139,11 @@ export async function startPlatform(options: {
         POLL_BACKOFF_BASE_MS: 1000,
         POLL_BACKOFF_MAX_MS: 5000,
         POLL_CONFIRM_WINDOW_HOURS: 1,
+        POLL_CLOSED_GRACE_HOURS: 168,
         CATALOG_SYNC_CRON: 'off',
       },
       logger,
-      { schedule: false },
+      { schedule: false, now: () => Date.now() + clock.offsetMs },
     );
     stops.push(() => poller.stop());
     return {
@@ -265,4 +266,40 @@ export async function statusJournal(pool: pg.Pool, swapId: string) {
     [swapId],
   );
   return r.rows;
+}
+
+/** A quote then a swap through the gateway's real HTTP API; the partner's swapId (201, or 502 with one). */
+export async function createSwapViaGateway(
+  p: Platform,
+  method: 'fixed' | 'float',
+  options: { slippage?: string; amount?: string } = {},
+): Promise<string> {
+  const amount = options.amount ?? '0.1';
+  const q = await api(p, 'POST', '/v1/quotes', {
+    providerId: p.providerId,
+    from: 'btc',
+    to: 'eth',
+    amount,
+    ...(method === 'float' ? { tradeMethod: 'float' } : {}),
+  });
+  if (q.status !== 200) throw new Error(`quote: ${q.status} ${JSON.stringify(q.body)}`);
+  const body =
+    method === 'fixed'
+      ? { tradeMethod: 'fixed', quoteRef: q.body.quoteRef }
+      : { tradeMethod: 'float', from: 'btc', to: 'eth', amount, quoteRef: q.body.quoteRef };
+  const s = await api(
+    p,
+    'POST',
+    '/v1/swaps',
+    {
+      providerId: p.providerId,
+      ...ADDRESSES,
+      nonce: nonce(),
+      ...(options.slippage !== undefined ? { slippage: options.slippage } : {}),
+      ...body,
+    },
+    { 'idempotency-key': idempotencyKey() },
+  );
+  if (s.status !== 201 && s.status !== 502) throw new Error(`swap: ${s.status} ${JSON.stringify(s.body)}`);
+  return s.body.swapId as string;
 }
