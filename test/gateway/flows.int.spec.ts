@@ -191,7 +191,8 @@ describe('gateway, poller and catalog on the real stack', () => {
       'webhook:FINISHED:applied',
       'poll:FINISHED:applied',
     ]);
-    expect(Object.keys(journal[2]!.changes!)).toEqual(['payoutNetworkFees']);
+    // The webhook's networkFees is an extra fee, not the referral fee: the confirming poll brings both.
+    expect(Object.keys(journal[2]!.changes!)).toEqual(['referralFees', 'payoutNetworkFees']);
   });
 
   it('Idempotency-Key: a retry returns the same swap with one partner call; another body is refused', async () => {
