@@ -5,7 +5,7 @@
  *
  * Prints events/s for: the batched projector write path, the same rows loaded by a raw COPY (the
  * ceiling), a one-transaction-per-event projector (the floor), and a full replay from Kafka, with the
- * targets of DESIGN.md beside them. Needs the stack (`npm run stack:up`) or the three env variables.
+ * targets of docs/architecture.md beside them. Needs the stack (`npm run stack:up`) or the three env variables.
  */
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
 
-/** Versions pinned by DESIGN.md (Apicurio: see README "Stack" for why 3.0.9 instead of 3.1.7). */
+/** Versions pinned by docs/architecture.md (Apicurio: see README "Stack" for why 3.0.9 instead of 3.1.7). */
 export const KAFKA_VERSION = '3.9.1';
 export const APICURIO_VERSION = '3.0.9';
 

@@ -1,5 +1,5 @@
 /**
- * Wire types of the partner interface v2 (shared/spec/partner-interface-v2.md). Amounts and fees stay
+ * Wire types of the partner interface v2 (docs/architecture.md, "The partner interface"). Amounts and fees stay
  * decimal strings as the partner sent them (validated with isDecimalText); parse them with parseDecimal
  * where arithmetic is needed. Unknown extra fields of a response are kept on the object at run time.
  */

@@ -9,7 +9,7 @@ const PROTO_FILE = fileURLToPath(
 const MESSAGE = 'ledger_swap.NewTransactionResponse';
 
 /**
- * The signed `NewTransactionResponse` (DESIGN.md, "Signed payload"), field names as in the .proto.
+ * The signed `NewTransactionResponse` (docs/architecture.md, "Signed payload"), field names as in the .proto.
  * Absent fields hold their proto3 default ('' or empty bytes, so a missing amount is 0n).
  */
 export interface DecodedSwapPayload {
@@ -68,7 +68,7 @@ let messageType: protobuf.Type | undefined;
 
 function newTransactionResponse(): protobuf.Type {
   if (!messageType) {
-    // keepCase: the decoded names stay those of the .proto and of DESIGN.md.
+    // keepCase: the decoded names stay those of the .proto and of docs/architecture.md.
     const type = new protobuf.Root().loadSync(PROTO_FILE, { keepCase: true }).lookupType(MESSAGE);
     for (const [id, [name, kind]] of FIELDS) {
       const field = type.fieldsById[id];
@@ -187,7 +187,7 @@ function amountRules(
 }
 
 /**
- * The hardware signing device's rules on the payload (DESIGN.md, "Signed payload"), one finding per
+ * The hardware signing device's rules on the payload (docs/architecture.md, "Signed payload"), one finding per
  * rule, 'ok' ones included. "Set" means non-empty, as proto3 presence goes: a single 0x00 byte of
  * payin_extra_data counts as set for the exclusivity rule.
  */

@@ -1,7 +1,7 @@
 import { createPublicKey, ECDH, KeyObject, type JsonWebKey } from 'node:crypto';
 import { normaliseHex } from './encoding.ts';
 
-/** The curves a partner may sign with (DESIGN.md): ES256K and ES256 in JWS terms. */
+/** The curves a partner may sign with (docs/architecture.md): ES256K and ES256 in JWS terms. */
 export type Curve = 'secp256k1' | 'secp256r1';
 export const CURVES: readonly Curve[] = ['secp256k1', 'secp256r1'];
 

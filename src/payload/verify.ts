@@ -54,7 +54,7 @@ function derToRaw(der: Uint8Array): Uint8Array | undefined {
 async function verifies(payload: string, signatureB64url: string, key: VerificationKey): Promise<boolean> {
   try {
     // No protected header: jose takes alg from the unprotected one and signs over "" + "." + payload,
-    // the payload text exactly as received (DESIGN.md, "Signed payload").
+    // the payload text exactly as received (docs/architecture.md, "Signed payload").
     await flattenedVerify({ payload, signature: signatureB64url, header: { alg: key.alg } }, key.key, {
       algorithms: [key.alg],
     });

@@ -169,8 +169,9 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
     await poison(swapKey('partner-a', 'dl-s3'));
     await log.append([statusReported('dl-s3', 'EXPIRED')]);
     await waitForProjection(pool, log.topic);
-    const id = (await pool.query(`select dead_letter_id from dead_letters where aggregate_key = 'swap:partner-a:dl-s3'`))
-      .rows[0].dead_letter_id;
+    const id = (
+      await pool.query(`select dead_letter_id from dead_letters where aggregate_key = 'swap:partner-a:dl-s3'`)
+    ).rows[0].dead_letter_id;
     const r = await runCli(
       ['dlq', 'discard', id, '--reason', 'garbage from a test producer', '--by', 'bob'],
       env,

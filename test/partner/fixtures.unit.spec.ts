@@ -18,7 +18,7 @@ import {
 } from '../../src/partner/index.ts';
 import { startPartnerSimulator, type PartnerSimulator } from '../../src/partner/simulator/index.ts';
 
-// Hand-written from the interface's field tables and DESIGN.md's public test vector, never produced by
+// Hand-written from the interface's field tables and docs/architecture.md's public test vector, never produced by
 // the simulator: they hold the client to the interface rather than to our own simulator.
 const dir = new URL('../fixtures/partner/', import.meta.url);
 const text = (name: string) => readFileSync(new URL(name, dir), 'utf8');

@@ -21,7 +21,7 @@ const DEVICE_CHECKS = [
 ];
 
 describe('decodeSwapPayload', () => {
-  it('decodes the public test vector to the fields of DESIGN.md', () => {
+  it('decodes the public test vector to the fields of docs/architecture.md', () => {
     const decoded = decodeSwapPayload(VECTOR.payload);
     expect(decoded.currency_from).toBe('BTC');
     expect(decoded.currency_to).toBe('BAT');

@@ -13,7 +13,7 @@ import { testStack, uniqueName } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 import { runCli } from '../support/cli.ts';
 
-// The public test vector of DESIGN.md: a real secp256k1-signed payload, BTC -> BAT.
+// The public test vector of docs/architecture.md: a real secp256k1-signed payload, BTC -> BAT.
 const VECTOR = {
   payload:
     'CipiYzFxYXIwc3Jycjd4Zmt2eTVsNjQzbHlkbnc5cmU1OWd0enp3ZjVtZHEaKmJjMXFhcjBzcnJyN3hma3Z5NWw2NDNseWRudzlyZTU5Z3R6endmNHRlcSoqMHhiNzk0ZjVlYTBiYTM5NDk0Y2U4Mzk2MTNmZmZiYTc0Mjc5NTc5MjY4OgNCVENCA0JBVEoCBH5SBgV0-95gAGIgNQrqDJf3R_HQ92CBRhSkdSOAGxrrfQvLuqKk9Gv4GEs=',

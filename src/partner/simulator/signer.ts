@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 
 /**
- * The partner's side of the signed payload (DESIGN.md, "Signed payload"): a protobuf
+ * The partner's side of the signed payload (docs/architecture.md, "Signed payload"): a protobuf
  * NewTransactionResponse, base64url WITH padding as text, signed with ECDSA/SHA-256 over the ASCII of
  * "." + text, signature as 64-byte R||S in base64url (padded,
  * like the public test vector). This is what a real partner does, so it lives with
@@ -90,7 +90,7 @@ export interface SimulatorPublicKey {
   readonly curve: 'secp256k1' | 'secp256r1';
   /** JWS algorithm of the curve. */
   readonly alg: 'ES256K' | 'ES256';
-  /** Uncompressed SEC1 point (04 || X || Y), hex: the form DESIGN.md's test vector uses. */
+  /** Uncompressed SEC1 point (04 || X || Y), hex: the form the public test vector's (docs/architecture.md) uses. */
   readonly hex: string;
   readonly pem: string;
   readonly jwk: { readonly kty: 'EC'; readonly crv: string; readonly x: string; readonly y: string };
