@@ -19,3 +19,36 @@ export const contradicted = (changes: Changes, reason: string): Verdict => ({
   changes,
   reason,
 });
+
+/**
+ * A stable kind of a rejection reason, for metrics and alerts (the reason itself is free text with ids).
+ * Reasons are written in this folder; a new one without a kind here counts as `other`.
+ */
+export const REJECTION_KINDS = [
+  'input_bounds',
+  'database',
+  'unknown_swap',
+  'duplicate',
+  'not_final',
+  'trade_method',
+  'request_state',
+  'dead_letter',
+  'other',
+] as const;
+export type RejectionKind = (typeof REJECTION_KINDS)[number];
+
+const KIND_OF: readonly [RegExp, RejectionKind][] = [
+  [/^refused by the fold's input bounds/, 'input_bounds'],
+  [/^the database refused/, 'database'],
+  [/^unknown swap |carries no swapId/, 'unknown_swap'],
+  [/was already (created|recorded)/, 'duplicate'],
+  [/^ingest saw the swap final/, 'not_final'],
+  [/^trade method /, 'trade_method'],
+  [/^unknown request |already ended as/, 'request_state'],
+  [/dead letter/, 'dead_letter'],
+];
+
+export function rejectionKind(reason: string | null | undefined): RejectionKind {
+  if (!reason) return 'other';
+  return KIND_OF.find(([re]) => re.test(reason))?.[1] ?? 'other';
+}
