@@ -438,15 +438,16 @@ const UP_IS: Record<FeeCheckKind, FeeDirection> = {
   sum: 'disfavour',
 };
 
-/** The sum of figures, or the first reason one is missing, refused or imprecise. */
-function sumOf(reads: Read[], what: string, reasons: string[]): Read {
+/** The exact sum of figures, or the first reason one is missing, refused or imprecise. */
+function sumOf(reads: Read[], what: string): Read {
   const bad = reads.find((r) => !('value' in r) || 'imprecise' in r);
   if (bad) return 'refused' in bad ? bad : { missing: true, reason: `${what} unknown: ${reasonOf(bad)}` };
-  let total = new Decimal(0);
+  const why: string[] = [];
+  let total: Decimal | undefined = new Decimal(0);
   for (const r of reads) {
-    const next = exactly(() => exactSum(total, (r as { value: Decimal }).value), reasons);
-    if (!next) return { missing: true, reason: `${what} not computed exactly` };
-    total = next;
+    const sofar: Decimal = total;
+    total = exactly(() => exactSum(sofar, (r as { value: Decimal }).value), why);
+    if (!total) return { missing: true, reason: `${what} unknown: ${why.join('; ')}` };
   }
   return { value: total };
 }
@@ -466,9 +467,9 @@ function feeComparison(
   input: ReconciliationInput,
   status: StatusClass,
   policy: DirectionalTolerance,
-  reasons: string[],
   notes: string[],
 ): ReconciledCheck {
+  const reasons: string[] = [];
   const expected = shown(created);
   const actual = shown(reported);
   for (const read of [created, reported]) {
@@ -538,7 +539,7 @@ function feeCheck(
   const unit = destinationUnit(input);
   const created = readMoney(input.creation.fees[field], `${field} at creation`, unit);
   const reported = readMoney(input.final[field], `final ${field}`, unit);
-  return feeComparison(name, kind, created, reported, input, status, policy, [], precisionNote(unit));
+  return feeComparison(name, kind, created, reported, input, status, policy, precisionNote(unit));
 }
 
 /** The three final fees together against the three creation fees: catches value moved between fees. */
@@ -548,29 +549,16 @@ function feeSumCheck(
   policy: DirectionalTolerance,
 ): ReconciledCheck {
   const unit = destinationUnit(input);
-  const reasons: string[] = [];
   const fields = FEE_KINDS.map((kind) => FEE_NAMES[kind].field);
   const created = sumOf(
     fields.map((f) => readMoney(input.creation.fees[f], `${f} at creation`, unit)),
     'the sum of the creation fees',
-    reasons,
   );
   const reported = sumOf(
     fields.map((f) => readMoney(input.final[f], `final ${f}`, unit)),
     'the sum of the final fees',
-    reasons,
   );
-  return feeComparison(
-    FEE_SUM,
-    'sum',
-    created,
-    reported,
-    input,
-    status,
-    policy,
-    reasons,
-    precisionNote(unit),
-  );
+  return feeComparison(FEE_SUM, 'sum', created, reported, input, status, policy, precisionNote(unit));
 }
 
 // ---- transaction hashes ----
