@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import cron from 'node-cron';
 import { isDecimalText } from '../money/decimal.ts';
-import { RECONCILIATION_POLICY_KEYS } from '../reconciler/policy.ts';
+import { RECONCILIATION_POLICY_KEYS, retiredPolicyKeyProblems } from '../reconciler/policy.ts';
 
 /**
  * One typed configuration for every process. Values come from the environment, then from an optional
@@ -69,16 +69,28 @@ const topicName: Parser<string> = (raw) => {
   return raw.trim();
 };
 
-/** The reconciler's fee tolerance keys (RECONCILIATION_POLICY_KEYS documents them; a test keeps both equal). */
+/** The reconciler's directional fee tolerance keys (RECONCILIATION_POLICY_KEYS documents them; a test keeps both equal). */
 export const POLICY_KEYS = [
-  'RECONCILE_FEE_TOLERANCE_ABSOLUTE',
-  'RECONCILE_FEE_TOLERANCE_RELATIVE',
-  'RECONCILE_PROVIDER_FEE_TOLERANCE_ABSOLUTE',
-  'RECONCILE_PROVIDER_FEE_TOLERANCE_RELATIVE',
-  'RECONCILE_REFERRAL_FEE_TOLERANCE_ABSOLUTE',
-  'RECONCILE_REFERRAL_FEE_TOLERANCE_RELATIVE',
-  'RECONCILE_PAYOUT_NETWORK_FEE_TOLERANCE_ABSOLUTE',
-  'RECONCILE_PAYOUT_NETWORK_FEE_TOLERANCE_RELATIVE',
+  'RECONCILE_FEE_FAVOUR_TOLERANCE_ABSOLUTE',
+  'RECONCILE_FEE_FAVOUR_TOLERANCE_RELATIVE',
+  'RECONCILE_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
+  'RECONCILE_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
+  'RECONCILE_PROVIDER_FEE_FAVOUR_TOLERANCE_ABSOLUTE',
+  'RECONCILE_PROVIDER_FEE_FAVOUR_TOLERANCE_RELATIVE',
+  'RECONCILE_PROVIDER_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
+  'RECONCILE_PROVIDER_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
+  'RECONCILE_REFERRAL_FEE_FAVOUR_TOLERANCE_ABSOLUTE',
+  'RECONCILE_REFERRAL_FEE_FAVOUR_TOLERANCE_RELATIVE',
+  'RECONCILE_REFERRAL_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
+  'RECONCILE_REFERRAL_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
+  'RECONCILE_PAYOUT_NETWORK_FEE_FAVOUR_TOLERANCE_ABSOLUTE',
+  'RECONCILE_PAYOUT_NETWORK_FEE_FAVOUR_TOLERANCE_RELATIVE',
+  'RECONCILE_PAYOUT_NETWORK_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
+  'RECONCILE_PAYOUT_NETWORK_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
+  'RECONCILE_SUM_FEE_FAVOUR_TOLERANCE_ABSOLUTE',
+  'RECONCILE_SUM_FEE_FAVOUR_TOLERANCE_RELATIVE',
+  'RECONCILE_SUM_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
+  'RECONCILE_SUM_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
 ] as const;
 
 /** Plain decimal text here; parseReconciliationPolicy checks bounds. Empty: not set. */
@@ -320,9 +332,12 @@ export function loadConfig(
       problems.push(`SWAP_LEDGER_CONFIG: cannot read ${file}: ${(e as Error).message}`);
     }
     for (const k of Object.keys(fileValues)) {
-      if (!(k in configSpec)) problems.push(`${k}: unknown key in ${file}`);
+      if (!(k in configSpec) && retiredPolicyKeyProblems({ [k]: fileValues[k] }).length === 0)
+        problems.push(`${k}: unknown key in ${file}`);
     }
   }
+  // The old symmetric fee tolerances would otherwise be ignored silently from the environment.
+  problems.push(...retiredPolicyKeyProblems({ ...fileValues, ...env }));
   const out: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(configSpec) as [ConfigKey, KeySpec<unknown>][]) {
     const raw = env[key] ?? fileValues[key];

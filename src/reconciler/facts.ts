@@ -55,6 +55,8 @@ export interface SwapFinalColumns {
   readonly payoutNetworkFees: string | null;
   readonly payinTransactionId: string | null;
   readonly payoutTransactionId: string | null;
+  /** The refund's transaction; optional until the projection stores it. */
+  readonly refundTransactionId?: string | null | undefined;
 }
 
 export function finalReportFromSwapRow(row: SwapFinalColumns): FinalReport {
@@ -67,6 +69,7 @@ export function finalReportFromSwapRow(row: SwapFinalColumns): FinalReport {
     payoutNetworkFees: row.payoutNetworkFees,
     payinTransactionId: row.payinTransactionId,
     payoutTransactionId: row.payoutTransactionId,
+    refundTransactionId: row.refundTransactionId ?? null,
   };
 }
 

@@ -4,8 +4,18 @@ import { Decimal, formatDecimal, isDecimalText } from '../money/decimal.ts';
 export type FeeKind = 'provider' | 'referral' | 'payoutNetwork';
 export const FEE_KINDS: readonly FeeKind[] = Object.freeze(['provider', 'referral', 'payoutNetwork']);
 
+/** What a fee tolerance applies to: each fee, and the sum of the three. */
+export type FeeCheckKind = FeeKind | 'sum';
+export const FEE_CHECK_KINDS: readonly FeeCheckKind[] = Object.freeze([...FEE_KINDS, 'sum']);
+
 /**
- * How far a final fee may stand from its creation figure, in either direction. The allowance is the
+ * Which way a fee moved, seen from the platform. Disfavour: the referral fee (the platform's revenue)
+ * down, the provider fee, the payout network fee or the sum of fees up. Favour: the other way.
+ */
+export type FeeDirection = 'favour' | 'disfavour';
+
+/**
+ * How far a final fee may stand from its creation figure in one direction. The allowance is the
  * larger of `absolute` and `relative` × the creation figure: either one suffices.
  */
 export interface FeeTolerance {
@@ -15,15 +25,33 @@ export interface FeeTolerance {
   readonly relative: Decimal;
 }
 
+/**
+ * One tolerance per direction: a symmetric one let the platform's disfavour pass whenever its favour
+ * was tolerated (referral halved, provider fee raised by as much).
+ */
+export interface DirectionalTolerance {
+  readonly favour: FeeTolerance;
+  readonly disfavour: FeeTolerance;
+}
+
 export interface ReconciliationPolicy {
-  readonly fees: Readonly<Record<FeeKind, FeeTolerance>>;
+  readonly fees: Readonly<Record<FeeCheckKind, DirectionalTolerance>>;
 }
 
 export const EXACT_FEE: FeeTolerance = Object.freeze({ absolute: new Decimal(0), relative: new Decimal(0) });
+export const EXACT_BOTH_WAYS: DirectionalTolerance = Object.freeze({
+  favour: EXACT_FEE,
+  disfavour: EXACT_FEE,
+});
 
-/** Fees must match exactly unless configured otherwise. */
+/** Fees must match exactly, both ways, unless configured otherwise. */
 export const DEFAULT_RECONCILIATION_POLICY: ReconciliationPolicy = Object.freeze({
-  fees: Object.freeze({ provider: EXACT_FEE, referral: EXACT_FEE, payoutNetwork: EXACT_FEE }),
+  fees: Object.freeze({
+    provider: EXACT_BOTH_WAYS,
+    referral: EXACT_BOTH_WAYS,
+    payoutNetwork: EXACT_BOTH_WAYS,
+    sum: EXACT_BOTH_WAYS,
+  }),
 });
 
 export class ReconciliationPolicyError extends Error {
@@ -34,29 +62,82 @@ export class ReconciliationPolicyError extends Error {
 }
 
 const PREFIX = 'RECONCILE_';
-const KIND_KEY: Record<FeeKind, string> = {
+const KIND_KEY: Record<FeeCheckKind, string> = {
   provider: 'PROVIDER',
   referral: 'REFERRAL',
   payoutNetwork: 'PAYOUT_NETWORK',
+  sum: 'SUM',
 };
+const KIND_WORDS: Record<FeeCheckKind, string> = {
+  provider: 'the provider fee',
+  referral: 'the referral fee',
+  payoutNetwork: 'the payout network fee',
+  sum: 'the sum of the three fees',
+};
+const DIRECTIONS: readonly FeeDirection[] = ['favour', 'disfavour'];
+const DIRECTION_WORDS: Record<FeeDirection, string> = {
+  favour: "in the platform's favour",
+  disfavour: "in the platform's disfavour (referral down; provider, network fee or sum up)",
+};
+type Bound = 'absolute' | 'relative';
+const BOUNDS: readonly Bound[] = ['absolute', 'relative'];
+
+const sharedKey = (direction: FeeDirection, bound: Bound) =>
+  `RECONCILE_FEE_${direction.toUpperCase()}_TOLERANCE_${bound.toUpperCase()}`;
+const kindKey = (kind: FeeCheckKind, direction: FeeDirection, bound: Bound) =>
+  `RECONCILE_${KIND_KEY[kind]}_FEE_${direction.toUpperCase()}_TOLERANCE_${bound.toUpperCase()}`;
 
 /**
- * The configuration keys, with what each means. A per-fee key wins over the shared one.
- * Values are plain decimal text (no exponent): absolute >= 0, relative from 0 to 1.
+ * The configuration keys, with what each means. A per-kind key wins over the shared one.
+ * Values are plain decimal text (no exponent): absolute >= 0, relative from 0 to 1. Default exact.
  */
-export const RECONCILIATION_POLICY_KEYS: Readonly<Record<string, string>> = Object.freeze({
-  RECONCILE_FEE_TOLERANCE_ABSOLUTE: 'absolute fee tolerance for every fee, destination currency (default 0)',
-  RECONCILE_FEE_TOLERANCE_RELATIVE:
-    'relative fee tolerance for every fee, ratio of the creation fee (default 0)',
-  ...Object.fromEntries(
-    FEE_KINDS.flatMap((kind) => [
-      [`RECONCILE_${KIND_KEY[kind]}_FEE_TOLERANCE_ABSOLUTE`, `absolute tolerance of the ${kind} fee`],
-      [`RECONCILE_${KIND_KEY[kind]}_FEE_TOLERANCE_RELATIVE`, `relative tolerance of the ${kind} fee`],
-    ]),
-  ),
-});
+export const RECONCILIATION_POLICY_KEYS: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries([
+    ...DIRECTIONS.flatMap((direction) =>
+      BOUNDS.map((bound) => [
+        sharedKey(direction, bound),
+        `${bound} tolerance of every fee and of their sum ${DIRECTION_WORDS[direction]} (default 0)`,
+      ]),
+    ),
+    ...FEE_CHECK_KINDS.flatMap((kind) =>
+      DIRECTIONS.flatMap((direction) =>
+        BOUNDS.map((bound) => [
+          kindKey(kind, direction, bound),
+          `${bound} tolerance of ${KIND_WORDS[kind]} ${DIRECTION_WORDS[direction]}; wins over the shared key`,
+        ]),
+      ),
+    ),
+  ]),
+);
 
-type Bound = 'absolute' | 'relative';
+/**
+ * The symmetric keys of before, each with the keys that replace it. Refused, never read: a symmetric
+ * tolerance silently let the platform's disfavour pass.
+ */
+export const RETIRED_RECONCILIATION_POLICY_KEYS: Readonly<Record<string, readonly string[]>> = Object.freeze(
+  Object.fromEntries([
+    ...BOUNDS.map((bound) => [
+      `RECONCILE_FEE_TOLERANCE_${bound.toUpperCase()}`,
+      DIRECTIONS.map((direction) => sharedKey(direction, bound)),
+    ]),
+    ...FEE_KINDS.flatMap((kind) =>
+      BOUNDS.map((bound) => [
+        `RECONCILE_${KIND_KEY[kind]}_FEE_TOLERANCE_${bound.toUpperCase()}`,
+        DIRECTIONS.map((direction) => kindKey(kind, direction, bound)),
+      ]),
+    ),
+  ]),
+);
+
+/** One problem per retired key set (non-blank) in `values`, naming its replacements. */
+export function retiredPolicyKeyProblems(values: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.entries(RETIRED_RECONCILIATION_POLICY_KEYS)
+    .filter(([key]) => (values[key] ?? '').trim() !== '')
+    .map(
+      ([key, replacements]) =>
+        `${key}: a symmetric fee tolerance is no longer accepted (it let the platform's disfavour pass); set ${replacements.join(' and/or ')} instead`,
+    );
+}
 
 function problemOf(value: unknown, bound: Bound): string | undefined {
   if (!Decimal.isDecimal(value)) return `must be a Decimal, got ${typeof value}`;
@@ -76,13 +157,13 @@ function parseBound(raw: string, bound: Bound): Decimal | string {
 
 /**
  * Reads the policy from configuration strings (environment or file, RECONCILIATION_POLICY_KEYS).
- * Keys without the RECONCILE_ prefix are ignored; an unknown RECONCILE_ key is refused as a typo.
- * Every problem is reported at once.
+ * Keys without the RECONCILE_ prefix are ignored; a retired symmetric key is refused naming its
+ * replacements; another unknown RECONCILE_ key is refused as a typo. Every problem is reported at once.
  */
 export function parseReconciliationPolicy(
   values: Readonly<Record<string, string | undefined>>,
 ): ReconciliationPolicy {
-  const problems: string[] = [];
+  const problems: string[] = retiredPolicyKeyProblems(values);
   const read = (key: string, bound: Bound): Decimal | undefined => {
     const raw = values[key];
     if (raw === undefined || raw.trim() === '') return undefined;
@@ -94,36 +175,55 @@ export function parseReconciliationPolicy(
     return parsed;
   };
   for (const key of Object.keys(values))
-    if (key.startsWith(PREFIX) && !(key in RECONCILIATION_POLICY_KEYS))
+    if (
+      key.startsWith(PREFIX) &&
+      !(key in RECONCILIATION_POLICY_KEYS) &&
+      !(key in RETIRED_RECONCILIATION_POLICY_KEYS)
+    )
       problems.push(`${key}: unknown reconciliation key`);
 
-  const sharedAbsolute = read('RECONCILE_FEE_TOLERANCE_ABSOLUTE', 'absolute');
-  const sharedRelative = read('RECONCILE_FEE_TOLERANCE_RELATIVE', 'relative');
-  const fees = {} as Record<FeeKind, FeeTolerance>;
-  for (const kind of FEE_KINDS) {
-    const absolute = read(`RECONCILE_${KIND_KEY[kind]}_FEE_TOLERANCE_ABSOLUTE`, 'absolute');
-    const relative = read(`RECONCILE_${KIND_KEY[kind]}_FEE_TOLERANCE_RELATIVE`, 'relative');
-    fees[kind] = Object.freeze({
-      absolute: absolute ?? sharedAbsolute ?? EXACT_FEE.absolute,
-      relative: relative ?? sharedRelative ?? EXACT_FEE.relative,
-    });
+  const shared = Object.fromEntries(
+    DIRECTIONS.map((direction) => [
+      direction,
+      Object.fromEntries(BOUNDS.map((bound) => [bound, read(sharedKey(direction, bound), bound)])),
+    ]),
+  ) as Record<FeeDirection, Record<Bound, Decimal | undefined>>;
+  const fees = {} as Record<FeeCheckKind, DirectionalTolerance>;
+  for (const kind of FEE_CHECK_KINDS) {
+    const tolerance = {} as Record<FeeDirection, FeeTolerance>;
+    for (const direction of DIRECTIONS) {
+      const absolute = read(kindKey(kind, direction, 'absolute'), 'absolute');
+      const relative = read(kindKey(kind, direction, 'relative'), 'relative');
+      tolerance[direction] = Object.freeze({
+        absolute: absolute ?? shared[direction].absolute ?? EXACT_FEE.absolute,
+        relative: relative ?? shared[direction].relative ?? EXACT_FEE.relative,
+      });
+    }
+    fees[kind] = Object.freeze(tolerance);
   }
   if (problems.length > 0) throw new ReconciliationPolicyError(problems);
   return Object.freeze({ fees: Object.freeze(fees) });
 }
 
-/** Refuses a policy built in code with a negative, non-Decimal or out-of-range tolerance. */
+/** Refuses a policy built in code with a missing, negative, non-Decimal or out-of-range tolerance. */
 export function assertReconciliationPolicy(policy: ReconciliationPolicy): void {
   const problems: string[] = [];
-  for (const kind of FEE_KINDS) {
-    const tolerance = policy?.fees?.[kind];
-    if (!tolerance) {
+  for (const kind of FEE_CHECK_KINDS) {
+    const directional = policy?.fees?.[kind];
+    if (!directional) {
       problems.push(`fees.${kind}: missing`);
       continue;
     }
-    for (const bound of ['absolute', 'relative'] as const) {
-      const problem = problemOf(tolerance[bound], bound);
-      if (problem) problems.push(`fees.${kind}.${bound}: ${problem}`);
+    for (const direction of DIRECTIONS) {
+      const tolerance = directional[direction];
+      if (!tolerance) {
+        problems.push(`fees.${kind}.${direction}: missing`);
+        continue;
+      }
+      for (const bound of BOUNDS) {
+        const problem = problemOf(tolerance[bound], bound);
+        if (problem) problems.push(`fees.${kind}.${direction}.${bound}: ${problem}`);
+      }
     }
   }
   if (problems.length > 0) throw new ReconciliationPolicyError(problems);

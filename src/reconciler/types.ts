@@ -105,6 +105,23 @@ export interface FinalReport extends FeeFigures {
   readonly amount: AmountText;
   readonly payinTransactionId: string | null | undefined;
   readonly payoutTransactionId: string | null | undefined;
+  /** The refund's transaction, a separate field: a refund is not a payout. Optional, informational. */
+  readonly refundTransactionId?: string | null | undefined;
+}
+
+/**
+ * A report that contradicted the swap's final state after it became final (a confirming poll, a late
+ * webhook): kept, journaled, and failing the `status.conflict` check. Values are text as reported.
+ */
+export interface StatusConflict {
+  /** The contradicted field, as the event names it (status, amount, payoutTransactionId...). */
+  readonly field: string;
+  readonly finalValue: string | null;
+  readonly reportedValue: string | null;
+  /** The event that carried the contradicting report. */
+  readonly eventId: string;
+  /** Where it came from: webhook, poll... */
+  readonly source: string;
 }
 
 export interface ReconciliationInput {
@@ -117,6 +134,13 @@ export interface ReconciliationInput {
   readonly inspection: PayloadInspection;
   /** Decimals by platform currency id; defaults to the platform currency table. */
   readonly magnitudes?: DecimalsLookup | undefined;
+  /**
+   * The provider's configured default slippage (decimal text, ratio 0 to 1): used for a float swap
+   * only when neither the request nor the quote agreed one. Null or absent: none configured.
+   */
+  readonly providerDefaultSlippage?: AmountText;
+  /** Reports that contradicted the final state; absent or empty: none. */
+  readonly conflicts?: readonly StatusConflict[] | null | undefined;
 }
 
 /**

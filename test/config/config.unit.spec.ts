@@ -82,11 +82,46 @@ describe('reconciler policy keys', () => {
     const { POLICY_KEYS } = await import('../../src/config/config.ts');
     const { RECONCILIATION_POLICY_KEYS } = await import('../../src/reconciler/policy.ts');
     expect([...POLICY_KEYS].sort()).toEqual(Object.keys(RECONCILIATION_POLICY_KEYS).sort());
-    expect(problemsOf({ ...valid, RECONCILE_FEE_TOLERANCE_RELATIVE: '1e-3' })).toEqual([
-      'RECONCILE_FEE_TOLERANCE_RELATIVE: must be plain decimal text (got "1e-3")',
+    expect(problemsOf({ ...valid, RECONCILE_FEE_FAVOUR_TOLERANCE_RELATIVE: '1e-3' })).toEqual([
+      'RECONCILE_FEE_FAVOUR_TOLERANCE_RELATIVE: must be plain decimal text (got "1e-3")',
     ]);
-    expect(
-      loadConfig({ ...valid, RECONCILE_FEE_TOLERANCE_RELATIVE: '0.01' }).RECONCILE_FEE_TOLERANCE_RELATIVE,
-    ).toBe('0.01');
+    const c = loadConfig({
+      ...valid,
+      RECONCILE_FEE_FAVOUR_TOLERANCE_RELATIVE: '0.5',
+      RECONCILE_SUM_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE: '0.01',
+    });
+    expect(c.RECONCILE_FEE_FAVOUR_TOLERANCE_RELATIVE).toBe('0.5');
+    expect(c.RECONCILE_SUM_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE).toBe('0.01');
+    expect(c.RECONCILE_FEE_DISFAVOUR_TOLERANCE_RELATIVE).toBe('');
+  });
+
+  it('refuse the old symmetric keys from the environment, naming the new ones', () => {
+    const problems = problemsOf({
+      ...valid,
+      RECONCILE_FEE_TOLERANCE_RELATIVE: '0.5',
+      RECONCILE_PROVIDER_FEE_TOLERANCE_ABSOLUTE: '0.001',
+    });
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(
+      /^RECONCILE_FEE_TOLERANCE_RELATIVE: a symmetric fee tolerance is no longer accepted/,
+    );
+    expect(problems[0]).toContain(
+      'RECONCILE_FEE_FAVOUR_TOLERANCE_RELATIVE and/or RECONCILE_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
+    );
+    expect(problems[1]).toContain('RECONCILE_PROVIDER_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE');
+    // Blank means not set, as for every key.
+    expect(() => loadConfig({ ...valid, RECONCILE_FEE_TOLERANCE_RELATIVE: '' })).not.toThrow();
+  });
+
+  it('refuse the old symmetric keys from a config file with the same message, not as a typo', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    const file = join(dir, 'swap-ledger.yaml');
+    writeFileSync(file, 'RECONCILE_REFERRAL_FEE_TOLERANCE_RELATIVE: 0.5\n');
+    const problems = problemsOf({ ...valid, SWAP_LEDGER_CONFIG: file });
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^RECONCILE_REFERRAL_FEE_TOLERANCE_RELATIVE: a symmetric fee tolerance is no longer accepted.*RECONCILE_REFERRAL_FEE_DISFAVOUR_TOLERANCE_RELATIVE instead$/,
+      ),
+    ]);
   });
 });

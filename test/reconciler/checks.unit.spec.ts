@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/money/index.ts';
 import type { Finding } from '../../src/payload/index.ts';
+import { EXACT_BOTH_WAYS } from '../../src/reconciler/policy.ts';
+import type { StatusConflict } from '../../src/reconciler/types.ts';
 import {
   DEFAULT_RECONCILIATION_POLICY,
-  EXACT_FEE,
   ReconciliationInputError,
   ReconciliationPolicyError,
   VERDICT_ORDER,
@@ -23,7 +24,12 @@ const tolerance = (absolute: string, relative: string): FeeTolerance => ({
   relative: new Decimal(relative),
 });
 const providerPolicy = (t: FeeTolerance): ReconciliationPolicy => ({
-  fees: { provider: t, referral: EXACT_FEE, payoutNetwork: EXACT_FEE },
+  fees: {
+    provider: { favour: t, disfavour: t },
+    referral: EXACT_BOTH_WAYS,
+    payoutNetwork: EXACT_BOTH_WAYS,
+    sum: EXACT_BOTH_WAYS,
+  },
 });
 
 describe('reconcileSwap: the whole result', () => {
@@ -42,11 +48,15 @@ describe('reconcileSwap: the whole result', () => {
       'payload.currency_from',
       'payload.currency_to',
       'amount.to_wallet',
+      'amount.partner_side',
       'fee.provider',
       'fee.referral',
       'fee.payout_network',
+      'fee.sum',
       'hash.payin',
       'hash.payout',
+      'hash.refund',
+      'status.conflict',
     ]);
     expect(result.checks.every((c) => c.verdict === 'MATCHED')).toBe(true);
   });
@@ -114,106 +124,7 @@ describe('worstVerdict', () => {
   });
 });
 
-describe('fee checks', () => {
-  it('compare the final fees with the creation fees as decimals, not text', () => {
-    const result = run({
-      final: { providerFees: '0.00150', referralFees: '0.0005000', payoutNetworkFees: '0.00042' },
-    });
-    for (const name of ['fee.provider', 'fee.referral', 'fee.payout_network'])
-      expect(named(result, name)).toMatchObject({ verdict: 'MATCHED', delta: '0', tolerance: '0' });
-    expect(named(result, 'fee.provider')).toMatchObject({ expected: '0.0015', actual: '0.0015' });
-    expect(named(result, 'fee.payout_network')).toMatchObject({ expected: '0.00042', actual: '0.00042' });
-  });
-
-  it('default policy: exact, so any difference is a MISMATCH', () => {
-    expect(named(run({ final: { providerFees: '0.0016' } }), 'fee.provider')).toMatchObject({
-      verdict: 'MISMATCH',
-      expected: '0.0015',
-      actual: '0.0016',
-      delta: '0.0001',
-      tolerance: '0',
-    });
-    expect(named(run({ final: { referralFees: '0' } }), 'fee.referral')).toMatchObject({
-      verdict: 'MISMATCH',
-      delta: '-0.0005',
-    });
-  });
-
-  it('absolute tolerance: at the bound WITHIN_TOLERANCE, beyond it MISMATCH', () => {
-    const policy = providerPolicy(tolerance('0.0001', '0'));
-    expect(named(run({ final: { providerFees: '0.0016' } }, policy), 'fee.provider')).toMatchObject({
-      verdict: 'WITHIN_TOLERANCE',
-      delta: '0.0001',
-      tolerance: '0.0001',
-    });
-    expect(named(run({ final: { providerFees: '0.0014' } }, policy), 'fee.provider')).toMatchObject({
-      verdict: 'WITHIN_TOLERANCE',
-      delta: '-0.0001',
-    });
-    expect(named(run({ final: { providerFees: '0.00160001' } }, policy), 'fee.provider')).toMatchObject({
-      verdict: 'MISMATCH',
-      delta: '0.00010001',
-    });
-  });
-
-  it('relative tolerance is a ratio of the creation fee (10% of 0.0015 = 0.00015)', () => {
-    const policy = providerPolicy(tolerance('0', '0.1'));
-    for (const fee of ['0.00165', '0.00135'])
-      expect(named(run({ final: { providerFees: fee } }, policy), 'fee.provider')).toMatchObject({
-        verdict: 'WITHIN_TOLERANCE',
-        tolerance: '0.00015',
-      });
-    expect(
-      named(run({ final: { providerFees: '0.001650000000000001' } }, policy), 'fee.provider'),
-    ).toMatchObject({
-      verdict: 'MISMATCH',
-      delta: '0.000150000000000001',
-    });
-  });
-
-  it('with both, the larger allowance applies', () => {
-    expect(named(run({}, providerPolicy(tolerance('0.0001', '0.1'))), 'fee.provider').tolerance).toBe(
-      '0.00015',
-    );
-    expect(named(run({}, providerPolicy(tolerance('0.001', '0.1'))), 'fee.provider').tolerance).toBe('0.001');
-  });
-
-  it('each fee kind has its own tolerance', () => {
-    const policy: ReconciliationPolicy = {
-      fees: { provider: EXACT_FEE, referral: tolerance('0.001', '0'), payoutNetwork: EXACT_FEE },
-    };
-    const result = run({ final: { providerFees: '0.0016', referralFees: '0.0006' } }, policy);
-    expect(named(result, 'fee.provider').verdict).toBe('MISMATCH');
-    expect(named(result, 'fee.referral').verdict).toBe('WITHIN_TOLERANCE');
-  });
-
-  it('a missing or refused fee is UNVERIFIABLE, with the reason', () => {
-    const missing = named(run({ final: { referralFees: null } }), 'fee.referral');
-    expect(missing).toMatchObject({ verdict: 'UNVERIFIABLE', expected: '0.0005', actual: null });
-    expect(missing.detail).toBe('no final referralFees reported');
-    const negative = named(run({ final: { providerFees: '-0.0015' } }), 'fee.provider');
-    expect(negative.verdict).toBe('UNVERIFIABLE');
-    expect(negative.detail).toContain('must not be negative');
-    const created = named(
-      run({ creation: { fees: { providerFees: 'n/a', referralFees: '0', payoutNetworkFees: '0' } } }),
-      'fee.provider',
-    );
-    expect(created).toMatchObject({ verdict: 'UNVERIFIABLE', expected: null, actual: '0.0015' });
-    expect(created.detail).toContain('providerFees at creation refused');
-  });
-
-  it('fees are compared at every final status, refunds and expiries included', () => {
-    const refunded = run({ final: { status: 'REFUNDED', payoutTransactionId: null, providerFees: '0' } });
-    expect(named(refunded, 'fee.provider')).toMatchObject({ verdict: 'MISMATCH', delta: '-0.0015' });
-    expect(named(refunded, 'fee.referral').verdict).toBe('MATCHED');
-  });
-
-  it('fees of a swap that is not final are UNVERIFIABLE', () => {
-    const c = named(run({ final: { final: false, status: 'PENDING' } }), 'fee.provider');
-    expect(c).toMatchObject({ verdict: 'UNVERIFIABLE', delta: '0' });
-    expect(c.detail).toContain('not final (PENDING)');
-  });
-});
+// Fee checks: see fees.unit.spec.ts (directional tolerances, the sum, refunds and expiries).
 
 describe('hash checks', () => {
   const hashes = (final: Change['final']) => {
@@ -446,5 +357,102 @@ describe('signature and payload checks', () => {
     expect(named(result, 'payload.decode').verdict).toBe('MISMATCH');
     expect(named(result, 'amount.to_wallet').verdict).toBe('UNVERIFIABLE');
     expect(result.verdict).toBe('MISMATCH');
+  });
+});
+
+describe('hash.refund (informational, never failing)', () => {
+  const refund = (final: Change['final']) => named(run({ final }), 'hash.refund');
+  const REFUNDED = { status: 'REFUNDED', payoutTransactionId: null };
+
+  it('REFUNDED with a refund hash: MATCHED, the hash shown', () => {
+    expect(refund({ ...REFUNDED, refundTransactionId: 'bc1refundtx' })).toMatchObject({
+      verdict: 'MATCHED',
+      actual: 'bc1refundtx',
+      detail: null,
+    });
+    // The refund hash is not a payout: hash.payout still expects none, and gets none.
+    expect(
+      named(run({ final: { ...REFUNDED, refundTransactionId: 'bc1refundtx' } }), 'hash.payout').verdict,
+    ).toBe('MATCHED');
+  });
+
+  it('REFUNDED without one: MATCHED, saying none was reported', () => {
+    for (const refundTransactionId of [null, undefined, '', '  '])
+      expect(refund({ ...REFUNDED, refundTransactionId })).toMatchObject({
+        verdict: 'MATCHED',
+        actual: 'absent',
+        detail: 'no refund hash reported',
+      });
+  });
+
+  it('a refund hash on another status is noted, still MATCHED', () => {
+    expect(refund({})).toMatchObject({ verdict: 'MATCHED', actual: 'absent', detail: null });
+    const c = refund({ refundTransactionId: 'tx9' });
+    expect(c).toMatchObject({ verdict: 'MATCHED', actual: 'tx9' });
+    expect(c.detail).toContain('a refund transaction reported on a FINISHED swap');
+  });
+
+  it('a refund hash in payoutTransactionId of a REFUNDED swap is still a MISMATCH on hash.payout', () => {
+    const result = run({ final: { status: 'REFUNDED', payoutTransactionId: 'bc1refundtx' } });
+    expect(named(result, 'hash.payout').verdict).toBe('MISMATCH');
+    expect(named(result, 'hash.refund').detail).toBe('no refund hash reported');
+  });
+
+  it('a refund hash that is not text is a caller bug', () => {
+    expect(() => run({ final: { refundTransactionId: 5 as unknown as string } })).toThrow(
+      ReconciliationInputError,
+    );
+  });
+});
+
+describe('status.conflict: reports contradicting the final state', () => {
+  const conflict = (change: Partial<StatusConflict> = {}): StatusConflict => ({
+    field: 'status',
+    finalValue: 'FINISHED',
+    reportedValue: 'REFUNDED',
+    eventId: '0190f5a2-7b1c-7d4e-8f00-00000000000a',
+    source: 'poll',
+    ...change,
+  });
+
+  it('none (absent, null or empty): MATCHED', () => {
+    for (const conflicts of [undefined, null, []] as const) {
+      const result = run(conflicts === undefined ? {} : { conflicts: conflicts as StatusConflict[] | null });
+      expect(named(result, 'status.conflict')).toMatchObject({ verdict: 'MATCHED', actual: 'none' });
+      expect(result.verdict).toBe('MATCHED');
+    }
+  });
+
+  it('any conflict is a MISMATCH listing them: expected the final values, actual the reported ones', () => {
+    const result = run({
+      conflicts: [
+        conflict(),
+        conflict({
+          field: 'payoutTransactionId',
+          finalValue: null,
+          reportedValue: '0xabc',
+          eventId: 'e2',
+          source: 'webhook',
+        }),
+      ],
+    });
+    const c = named(result, 'status.conflict');
+    expect(c).toMatchObject({
+      verdict: 'MISMATCH',
+      expected: 'status=FINISHED; payoutTransactionId=absent',
+      actual: 'status=REFUNDED; payoutTransactionId=0xabc',
+    });
+    expect(c.detail).toBe(
+      '2 report(s) contradicted the final state: status REFUNDED (final FINISHED) by poll, event 0190f5a2-7b1c-7d4e-8f00-00000000000a; payoutTransactionId 0xabc (final absent) by webhook, event e2',
+    );
+    expect(result.verdict).toBe('MISMATCH');
+  });
+
+  it('refuses a malformed conflict list with a typed error (a caller bug)', () => {
+    expect(() => run({ conflicts: 'none' as never })).toThrow(ReconciliationInputError);
+    expect(() => run({ conflicts: [conflict({ eventId: '' })] })).toThrow(/conflicts\[0\]\.eventId/);
+    expect(() => run({ conflicts: [conflict({ reportedValue: 1 as never })] })).toThrow(
+      /conflicts\[0\]\.reportedValue must be text or null/,
+    );
   });
 });

@@ -65,7 +65,13 @@ describe('inspectAndReconcile with real signatures', () => {
     expect(result.checks.filter((c) => c.verdict !== 'MATCHED')).toEqual([]);
     expect(result.verdict).toBe('MATCHED');
     expect(named(result, 'signature.valid').actual).toBe('verified by key vector');
+    // User side: 0.000006 signed − 0.0000001 network fee estimate; partner side: amount + fee.
     expect(named(result, 'amount.to_wallet')).toMatchObject({
+      expected: '0.0000059',
+      actual: '0.0000059',
+      delta: '0',
+    });
+    expect(named(result, 'amount.partner_side')).toMatchObject({
       expected: '0.000006',
       actual: '0.000006',
       delta: '0',
@@ -153,6 +159,11 @@ describe('inspectAndReconcile with real signatures', () => {
     };
     const result = await inspectAndReconcile({ creation, final }, [k1Key], DEFAULT_RECONCILIATION_POLICY);
     expect(named(result, 'amount.to_wallet')).toMatchObject({
+      verdict: 'MATCHED',
+      expected: '3402823669209384634633746074317.68201455',
+      actual: '3402823669209384634633746074317.68201455',
+    });
+    expect(named(result, 'amount.partner_side')).toMatchObject({
       verdict: 'MATCHED',
       expected: '3402823669209384634633746074317.68211455',
       actual: '3402823669209384634633746074317.68211455',
@@ -277,6 +288,23 @@ describe('facts from events and rows', () => {
       payoutNetworkFees: '0.0004',
       payinTransactionId: 'h1',
       payoutTransactionId: null,
+      refundTransactionId: null,
     });
+  });
+
+  it('reads the refund hash of a swaps row when the row has one', () => {
+    expect(
+      finalReportFromSwapRow({
+        status: 'REFUNDED',
+        final: true,
+        amountTo: null,
+        providerFees: '0',
+        referralFees: '0',
+        payoutNetworkFees: '0',
+        payinTransactionId: 'h1',
+        payoutTransactionId: null,
+        refundTransactionId: 'r1',
+      }).refundTransactionId,
+    ).toBe('r1');
   });
 });

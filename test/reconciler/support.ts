@@ -11,6 +11,7 @@ import type {
   SwapCreationFacts,
 } from '../../src/reconciler/index.ts';
 import type { DecimalsLookup } from '../../src/money/index.ts';
+import type { StatusConflict } from '../../src/reconciler/types.ts';
 
 export const NONCE = 'a3f1c2d4e5b60718293a4b5c6d7e8f90112233445566778899aabbccddeeff00';
 
@@ -95,6 +96,8 @@ export interface Change {
   decoded?: Partial<DecodedSwapPayload>;
   inspection?: Partial<PayloadInspection>;
   magnitudes?: DecimalsLookup;
+  providerDefaultSlippage?: string | null;
+  conflicts?: StatusConflict[] | null;
 }
 
 export function input(change: Change = {}): ReconciliationInput {
@@ -108,6 +111,10 @@ export function input(change: Change = {}): ReconciliationInput {
     final: { ...BASE_FINAL, ...change.final },
     inspection: inspection({ decoded: decodedPayload(change.decoded), ...change.inspection }),
     ...(change.magnitudes ? { magnitudes: change.magnitudes } : {}),
+    ...(change.providerDefaultSlippage !== undefined
+      ? { providerDefaultSlippage: change.providerDefaultSlippage }
+      : {}),
+    ...(change.conflicts !== undefined ? { conflicts: change.conflicts } : {}),
   };
 }
 
