@@ -1,3 +1,4 @@
+import { Decimal, isDecimalText } from '../money/decimal.ts';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { platformCurrency } from '../money/currencies.ts';
@@ -55,6 +56,11 @@ export interface ProviderDefinition {
   readonly statusMapping: StatusMapping;
   readonly pollIntervalSeconds: number;
   readonly rateLimit: RateLimitConfig;
+  /** Slippage agreed for float swaps that carry none (ratio 0 to 1), or null: a float output below its
+   * signed estimate is then UNVERIFIABLE, never a MISMATCH. */
+  readonly defaultSlippage: string | null;
+  /** The webhook's networkFees: `extra` (default: recorded, never revenue) or `referral` (booked as such). */
+  readonly webhookNetworkFees: 'extra' | 'referral';
 }
 
 export class ProvidersFileError extends Error {
@@ -75,6 +81,8 @@ const PROVIDER_KEYS = new Set([
   'statusMap',
   'finalStatuses',
   'pollIntervalSeconds',
+  'defaultSlippage',
+  'webhookNetworkFees',
   'rateLimit',
 ]);
 
@@ -267,9 +275,23 @@ function parseProvider(
     }
   }
 
+  let defaultSlippage: string | null = null;
+  if (raw.defaultSlippage !== undefined && raw.defaultSlippage !== null) {
+    const v = raw.defaultSlippage;
+    if (isDecimalText(v) && !v.startsWith('-') && new Decimal(v).lte(1)) defaultSlippage = v;
+    else problems.push(`${where}.defaultSlippage: must be a ratio from 0 to 1 written as a string ("0.01")`);
+  }
+  let webhookNetworkFees: 'extra' | 'referral' = 'extra';
+  if (raw.webhookNetworkFees !== undefined) {
+    if (raw.webhookNetworkFees === 'extra' || raw.webhookNetworkFees === 'referral')
+      webhookNetworkFees = raw.webhookNetworkFees;
+    else problems.push(`${where}.webhookNetworkFees: must be "extra" or "referral"`);
+  }
   if (problems.length > before || id === undefined || client === undefined || statusMapping === undefined)
     return undefined;
   return {
+    defaultSlippage,
+    webhookNetworkFees,
     id,
     displayName,
     enabled,

@@ -127,12 +127,14 @@ export async function loadProviders(
     for (const def of defs) {
       await client.query(
         `insert into platform.providers as p (id, display_name, enabled, base_url, auth_headers, client_options,
-           poll_interval_seconds, rate_limit_per_second, rate_limit_burst, managed_by)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'file')
+           poll_interval_seconds, rate_limit_per_second, rate_limit_burst, default_slippage,
+           webhook_network_fees, managed_by)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'file')
          on conflict (id) do update set display_name = excluded.display_name, enabled = excluded.enabled,
            base_url = excluded.base_url, auth_headers = excluded.auth_headers,
            client_options = excluded.client_options, poll_interval_seconds = excluded.poll_interval_seconds,
            rate_limit_per_second = excluded.rate_limit_per_second, rate_limit_burst = excluded.rate_limit_burst,
+           default_slippage = excluded.default_slippage, webhook_network_fees = excluded.webhook_network_fees,
            managed_by = 'file', updated_at = now()`,
         [
           def.id,
@@ -144,6 +146,8 @@ export async function loadProviders(
           def.pollIntervalSeconds,
           def.rateLimit.perSecond,
           def.rateLimit.burst,
+          def.defaultSlippage,
+          def.webhookNetworkFees,
         ],
       );
       let keysAdded = 0;
@@ -345,6 +349,8 @@ export interface ProviderRuntime {
   readonly statusMapping: StatusMapping;
   readonly rateLimit: RateLimitConfig;
   readonly pollIntervalSeconds: number;
+  /** What the webhook's networkFees is: an extra fee (default) or the referral fee. */
+  readonly webhookNetworkFees: 'extra' | 'referral';
 }
 
 export interface RegistryData {
@@ -360,10 +366,12 @@ export async function readRegistry(db: Db): Promise<RegistryData> {
     poll_interval_seconds: number;
     rate_limit_per_second: number;
     rate_limit_burst: number;
+    webhook_network_fees: 'extra' | 'referral';
     statuses: [string, string][] | null;
     finals: string[];
   }>(
     `select p.id, p.enabled, p.poll_interval_seconds, p.rate_limit_per_second, p.rate_limit_burst,
+       p.webhook_network_fees,
        (select jsonb_agg(jsonb_build_array(s.partner_status, s.internal_status))
           from platform.provider_status_map s where s.provider_id = p.id) as statuses,
        array(select f.status from platform.provider_final_statuses f where f.provider_id = p.id) as finals
@@ -380,6 +388,7 @@ export async function readRegistry(db: Db): Promise<RegistryData> {
       statusMapping: statusMappingFromEntries(row.statuses ?? [], row.finals),
       rateLimit: { perSecond: row.rate_limit_per_second, burst: row.rate_limit_burst },
       pollIntervalSeconds: row.poll_interval_seconds,
+      webhookNetworkFees: row.webhook_network_fees,
     })),
     keys: keys.rows.map((row) => ({ providerId: row.provider_id, keyId: row.key_id, sha256: row.sha256 })),
   };
@@ -393,6 +402,8 @@ export interface ProviderSetup {
   readonly statusMapping: StatusMapping;
   readonly enabled: boolean;
   readonly pollIntervalSeconds: number;
+  /** Agreed slippage of float swaps that carry none (ratio text), or null. */
+  readonly defaultSlippage: string | null;
 }
 
 export async function readProviderSetup(db: Db, providerId: string): Promise<ProviderSetup | undefined> {
@@ -402,13 +413,14 @@ export async function readProviderSetup(db: Db, providerId: string): Promise<Pro
     auth_headers: Record<string, string>;
     client_options: Record<string, unknown>;
     poll_interval_seconds: number;
+    default_slippage: string | null;
     payload_keys:
       { keyId: string; curve: Curve; publicKey: string; validFrom: string; validTo: string | null }[] | null;
     currencies: Record<string, string> | null;
     statuses: [string, string][] | null;
     finals: string[];
   }>(
-    `select p.enabled, p.base_url, p.auth_headers, p.client_options, p.poll_interval_seconds,
+    `select p.enabled, p.base_url, p.auth_headers, p.client_options, p.poll_interval_seconds, p.default_slippage,
        (select jsonb_agg(jsonb_build_object('keyId', k.key_id, 'curve', k.curve, 'publicKey', k.public_key,
           'validFrom', k.valid_from, 'validTo', k.valid_to) order by k.valid_from, k.key_id)
           from platform.provider_payload_keys k where k.provider_id = p.id) as payload_keys,
@@ -441,6 +453,7 @@ export async function readProviderSetup(db: Db, providerId: string): Promise<Pro
     statusMapping: statusMappingFromEntries(row.statuses ?? [], row.finals),
     enabled: row.enabled,
     pollIntervalSeconds: row.poll_interval_seconds,
+    defaultSlippage: row.default_slippage,
   };
 }
 

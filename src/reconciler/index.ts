@@ -14,17 +14,25 @@ export {
   type ReconciliationRequest,
   type ReconciliationQuote,
   type AmountText,
+  type StatusConflict,
 } from './types.ts';
 export { reconcileSwap, toSwapReconciled, FINISHED, REFUNDED, EXPIRED } from './checks.ts';
 export {
   DEFAULT_RECONCILIATION_POLICY,
   EXACT_FEE,
+  EXACT_BOTH_WAYS,
   FEE_KINDS,
+  FEE_CHECK_KINDS,
+  RETIRED_RECONCILIATION_POLICY_KEYS,
+  retiredPolicyKeyProblems,
   RECONCILIATION_POLICY_KEYS,
   ReconciliationPolicyError,
   assertReconciliationPolicy,
   parseReconciliationPolicy,
   type FeeKind,
+  type FeeCheckKind,
+  type FeeDirection,
+  type DirectionalTolerance,
   type FeeTolerance,
   type ReconciliationPolicy,
 } from './policy.ts';

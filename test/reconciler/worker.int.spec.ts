@@ -147,7 +147,8 @@ describe('reconciler worker (real stack)', () => {
   });
 
   it('reports a final amount below the signed one (less the slippage) as MISMATCH, logged at warn with the check', async () => {
-    // 0.0000049 + 0.000001 = 0.0000059 against 0.000006 signed: 1.67% short, beyond 1% slippage.
+    // User side: 0.0000049 against 0.000006 signed less the 0.000001 network fee estimate = 0.000005: 2% short,
+    // beyond 1% slippage. Partner side: 0.0000049 + 0.000001 = 0.0000059 against 0.000006: 1.67% short.
     await log.append([vectorSwap('rv-2', providerId), finished('rv-2', providerId, '0.0000049')]);
     await waitForProjection(projection, log.topic);
     expect(await reconciler.drainQueue()).toBe(1);
@@ -157,12 +158,12 @@ describe('reconciler worker (real stack)', () => {
     const amount = rec.rows[0].checks.find((c: { name: string }) => c.name === 'amount.to_wallet');
     expect(amount).toMatchObject({
       verdict: 'MISMATCH',
-      expected: '0.000006',
-      actual: '0.0000059',
+      expected: '0.000005',
+      actual: '0.0000049',
       delta: '-0.0000001',
     });
     const warn = lines.find((l) => l.level === 40 && l.msg === 'swap reconciled: MISMATCH');
-    expect(warn?.failing?.map((c) => c.name)).toEqual(['amount.to_wallet']);
+    expect(warn?.failing?.map((c) => c.name)).toEqual(['amount.to_wallet', 'amount.partner_side']);
   });
 
   it('queues a corrected swap again and reconciles the correction', async () => {

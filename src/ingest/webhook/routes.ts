@@ -167,7 +167,9 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
         });
       const now = deps.now();
       // The webhook carries no payout network fee; its networkFees is the interface's "referral or extra
-      // fee", recorded as an extra fee, never booked as referral revenue. A REFUNDED swap's hash is the refund's.
+      // fee": an extra fee, never booked as revenue, unless the provider's config says it is the referral
+      // fee. A REFUNDED swap's hash is the refund's.
+      const networkFeesAreReferral = provider?.webhookNetworkFees === 'referral';
       const report: StatusReported = {
         providerStatus: mapped.providerStatus,
         status: mapped.status,
@@ -175,13 +177,13 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
         statusClass: mapped.statusClass,
         amount: body.amount,
         providerFees: body.providerFees ?? null,
-        referralFees: null,
+        referralFees: networkFeesAreReferral ? (body.networkFees ?? null) : null,
         payoutNetworkFees: null,
         payinTransactionId: body.payinTransactionId ?? null,
         payoutTransactionId: mapped.status === 'REFUNDED' ? null : (body.transactionHash ?? null),
         quoteId: null,
         refundTransactionId: mapped.status === 'REFUNDED' ? (body.transactionHash ?? null) : null,
-        extraFees: body.networkFees ?? null,
+        extraFees: networkFeesAreReferral ? null : (body.networkFees ?? null),
       };
       const origin = { providerId, swapId, source: 'webhook' as const };
       if (swap.final) {
