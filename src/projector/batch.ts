@@ -3,7 +3,7 @@ import { projection } from '../db/client.ts';
 import { copyRows, deleteRows, readRows, writeRows } from '../db/bulk.ts';
 import type { SwapEvent } from '../events/types.ts';
 import { deadLetterId, eventFromJournal, foldEvent, foldUndecodable, journalRow, rowKeys } from './fold.ts';
-import { swapKey } from '../events/keys.ts';
+import { partitionKeyOf, swapKey } from '../events/keys.ts';
 import { inadmissible } from './admissible.ts';
 import { WorkingSet, type JournalRow, type Position, type UndecodableMessage } from './state.ts';
 
@@ -65,7 +65,11 @@ async function loadWorkingSet(
   const events = items.flatMap((i) => ('event' in i ? [i.event] : []));
   const keys = new Set(
     items.flatMap((i) =>
-      'event' in i ? (inadmissible(i.event) ? [] : [i.event.aggregateKey]) : [i.undecodable.key],
+      'event' in i
+        ? inadmissible(i.event)
+          ? []
+          : [i.event.aggregateKey, partitionKeyOf(i.event.aggregateKey)] // an old bare-swapId dead letter too
+        : [i.undecodable.key],
     ),
   );
 
@@ -123,8 +127,13 @@ async function loadWorkingSet(
       }
     }
     const held = await client.query(
-      `select * from event_journal where aggregate_key = $1 and outcome = 'parked' order by topic, partition, "offset"`,
-      [dl.aggregateKey],
+      // Held under the dead letter's key: events of that key, and a swap's new-form keys behind an old bare
+      // swapId key (swap:<provider>:<swapId>).
+      `select * from event_journal where outcome = 'parked' and partition = $2
+         and (aggregate_key = $1 or (aggregate_key like 'swap:%'
+              and substr(aggregate_key, strpos(substr(aggregate_key, 6), ':') + 6) = $1))
+       order by topic, partition, "offset"`,
+      [dl.aggregateKey, dl.partition],
     );
     const parked = held.rows.map((row: Record<string, unknown>) =>
       eventFromJournal({

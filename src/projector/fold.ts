@@ -45,9 +45,9 @@ function dispatch(ws: WorkingSet, event: SwapEvent, position: Position): Verdict
       ? undefined
       : blockingDeadLetter(ws, event.aggregateKey, position);
   if (blocking) {
-    const held = ws.parked.get(event.aggregateKey) ?? [];
+    const held = ws.parked.get(blocking.aggregateKey) ?? [];
     held.push({ event, position });
-    ws.parked.set(event.aggregateKey, held);
+    ws.parked.set(blocking.aggregateKey, held);
     return { outcome: 'parked', reason: `held behind dead letter ${blocking.deadLetterId}` };
   }
   const fold = folds[event.eventType] as (ws: WorkingSet, e: SwapEvent) => Verdict;

@@ -1,3 +1,4 @@
+import { partitionKeyOf } from '../events/keys.ts';
 import type { SwapEvent, SwapEventOf } from '../events/types.ts';
 import type { DeadLetterRow, JournalRow, Position, UndecodableMessage, WorkingSet } from './state.ts';
 import { applied, rejected, type Verdict } from './verdict.ts';
@@ -38,7 +39,12 @@ export function foldUndecodable(ws: WorkingSet, m: UndecodableMessage): void {
   ws.dirty.deadLetters.add(id);
 }
 
-/** The open dead letter of this key that an event at `position` must wait behind, if any. */
+/**
+ * The open dead letter of this key that an event at `position` must wait behind, if any. A swap's events
+ * written before keys named the provider were keyed by the bare swapId: a dead letter under that old key
+ * holds the swap's `swap:<provider>:<swapId>` events too (same partition; held events wait under the dead
+ * letter's key).
+ */
 export function blockingDeadLetter(
   ws: WorkingSet,
   key: string,
@@ -49,7 +55,7 @@ export function blockingDeadLetter(
     if (
       dl &&
       dl.status === 'open' &&
-      dl.aggregateKey === key &&
+      (dl.aggregateKey === key || dl.aggregateKey === partitionKeyOf(key)) &&
       dl.partition === position.partition &&
       dl.offset < position.offset
     ) {

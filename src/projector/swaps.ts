@@ -3,7 +3,7 @@ import { swapKey } from '../events/keys.ts';
 import { ledgerPostings, type PostingCause } from '../ledger/postings.ts';
 import { Decimal, isDecimalText } from '../money/decimal.ts';
 import { reportDifferences, type ReportConflict } from '../swap/report.ts';
-import { CREATED_STATUS } from '../swap/status.ts';
+import { CREATED_STATUS, statusClassOf } from '../swap/status.ts';
 import type { Changes, SwapRow, WorkingSet } from './state.ts';
 import { applied, contradicted, noop, rejected, type Verdict } from './verdict.ts';
 
@@ -105,6 +105,8 @@ export function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusRep
   const d = reportDifferences(swap, p);
 
   if (d.kind === 'final') {
+    if (d.stale)
+      return noop(`an open status (${p.status}) after the final status ${swap.status}: out of date, ignored`);
     const filled = Object.keys(d.fills).length > 0;
     if (!filled && d.conflicts.length === 0)
       return noop(`swap is final (${swap.status}); nothing new reported`);
@@ -254,9 +256,12 @@ export function foldSwapCorrected(ws: WorkingSet, event: SwapEventOf<'SwapCorrec
   }
   if (Object.keys(changes).length === 0) return noop('the correction matches the current state');
   for (const [field, [, after]] of Object.entries(changes)) (swap as Record<string, unknown>)[field] = after;
-  if (changes.final) {
-    swap.finalAt = swap.final ? event.occurredAt : null;
-    swap.statusClass = swap.final ? 'final' : 'open';
+  if (changes.final) swap.finalAt = swap.final ? event.occurredAt : null;
+  if (changes.final || changes.status) {
+    // Finality is the operator's word; otherwise the status decides: EXPIRED is closed, the rest open.
+    const cls = swap.final ? 'final' : statusClassOf(swap.status, new Set());
+    if (cls === 'closed' && swap.statusClass !== 'closed') swap.closedAt = event.occurredAt;
+    swap.statusClass = cls;
   }
   swap.corrected = true;
   swap.lastCorrectionEventId = event.eventId;

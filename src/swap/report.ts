@@ -62,25 +62,40 @@ export interface ReportConflict {
 export type ReportDifferences =
   /** The swap is not final: everything the report changes, [before, after], status and class included. */
   | { kind: 'open'; changes: Record<string, [unknown, unknown]>; becomes: StatusClass }
-  /** The swap is final: values still unknown that the report fills, and the fields it contradicts. */
-  | { kind: 'final'; fills: Partial<Record<ReportField, string>>; conflicts: ReportConflict[] };
+  /**
+   * The swap is final: values still unknown that the report fills, and the fields it contradicts. `stale`:
+   * the report names an open status (PENDING after FINISHED): an earlier state delivered late, not another
+   * outcome; it fills and contradicts nothing (its figures are estimates).
+   */
+  | {
+      kind: 'final';
+      fills: Partial<Record<ReportField, string>>;
+      conflicts: ReportConflict[];
+      stale: boolean;
+    };
 
 export function reportDifferences(swap: ReportedSwap, report: StatusReported): ReportDifferences {
   const values = reportValues(report);
+  if (swap.final && reportClass(report) === 'open')
+    return { kind: 'final', fills: {}, conflicts: [], stale: true };
   if (swap.final) {
     const fills: Partial<Record<ReportField, string>> = {};
     const conflicts: ReportConflict[] = [];
-    if (report.status !== swap.status)
+    // A report of another outcome (REFUNDED for a FINISHED swap) fills nothing: its figures are not this
+    // outcome's; they are kept only where they contradict a known one.
+    const otherOutcome = report.status !== swap.status;
+    if (otherOutcome)
       conflicts.push({ field: 'status', finalValue: swap.status, reportedValue: report.status });
     for (const field of REPORT_FIELDS) {
       const after = values[field];
       if (after === null) continue;
       const before = swap[field];
-      if (before === null) fills[field] = after;
-      else if (!sameValue(field, before, after))
+      if (before === null) {
+        if (!otherOutcome) fills[field] = after;
+      } else if (!sameValue(field, before, after))
         conflicts.push({ field, finalValue: before, reportedValue: after });
     }
-    return { kind: 'final', fills, conflicts };
+    return { kind: 'final', fills, conflicts, stale: false };
   }
   const becomes = reportClass(report);
   const changes: Record<string, [unknown, unknown]> = {};

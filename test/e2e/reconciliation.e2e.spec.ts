@@ -123,13 +123,25 @@ describe('reconciliation end to end through the partner simulator', () => {
       );
       return r.rows[0].n === swaps.size ? true : undefined;
     });
-    let reconciled = 0;
-    while (reconciled < swaps.size) {
-      const n = await reconciler.drainQueue();
-      if (n === 0) break;
-      reconciled += n;
-    }
-    await waitForProjection(p.pool, log.topic);
+    // The poller keeps running as in production: a swap made final by webhook is judged once its confirming
+    // poll is recorded (the reconciler defers it until then), and any fill it brings queues it again.
+    await eventually(
+      'every swap reconciled on its latest figures',
+      async () => {
+        await p.poller.tick();
+        await waitForProjection(p.pool, log.topic);
+        await reconciler.drainQueue();
+        await waitForProjection(p.pool, log.topic);
+        const r = await p.pool.query(
+          `select count(*) filter (where r.swap_id is not null)::int as judged, count(q.swap_id)::int as queued
+           from swaps s left join reconciliations r using (provider_id, swap_id)
+           left join reconciliation_queue q using (provider_id, swap_id) where s.swap_id = any($1)`,
+          [[...swaps.keys()]],
+        );
+        return r.rows[0].judged === swaps.size && r.rows[0].queued === 0 ? true : undefined;
+      },
+      60_000,
+    );
   }, 240_000);
 
   afterAll(async () => {

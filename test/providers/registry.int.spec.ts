@@ -193,7 +193,15 @@ ${extra}
       expect(cache.snapshot().keys.authenticate(firstKey)?.providerId).toBe(id);
       const runtime = cache.snapshot().providers.get(id)!;
       expect(runtime.rateLimit).toEqual({ perSecond: 50, burst: 100 });
-      expect(mapStatus(runtime.statusMapping, 'EXPIRED')).toMatchObject({ final: true });
+      // EXPIRED is closed but reopenable by default; FINISHED and REFUNDED are final.
+      expect(mapStatus(runtime.statusMapping, 'EXPIRED')).toMatchObject({
+        statusClass: 'closed',
+        final: false,
+      });
+      expect(mapStatus(runtime.statusMapping, 'REFUNDED')).toMatchObject({
+        statusClass: 'final',
+        final: true,
+      });
 
       const rotate = capture();
       expect(await main(['provider', 'rotate-key', id], rotate)).toBe(0);

@@ -185,13 +185,20 @@ describe('reconciler worker (real stack)', () => {
     expect(rec.rows[0]).toEqual({ verdict: 'MATCHED', based_on_event_id: fix.eventId });
   });
 
-  it('reconcile --swap prints every check by hand; --dry-run appends nothing', async () => {
+  it('reconcile --swap prints every check and the verdict history; --dry-run appends nothing', async () => {
     const env = { ...projectionConfig(log, schema) };
-    const r = await runCli(['reconcile', '--swap', 'rv-1', '--dry-run'], env);
+    const r = await runCli(['reconcile', '--swap', `${providerId}/rv-1`, '--dry-run'], env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/verdict MATCHED/);
-    expect(r.stdout).toMatch(/MATCHED\s+amount\.to_wallet\s+expected 0\.000006\s+actual 0\.000006\s+delta 0/);
+    // User side: the amount alone against the signed figure less the creation's network fee estimate.
+    expect(r.stdout).toMatch(/MATCHED\s+amount\.to_wallet\s+expected 0\.000005\s+actual 0\.000005\s+delta 0/);
+    expect(r.stdout).toMatch(
+      /MATCHED\s+amount\.partner_side\s+expected 0\.000006\s+actual 0\.000006\s+delta 0/,
+    );
+    expect(r.stdout).toMatch(/verdict history[^\n]*\n[^\n]*MATCHED\s+based on/);
     expect(r.stdout).toContain('dry run: nothing appended');
+    const bare = await runCli(['reconcile', '--swap', 'rv-1', '--dry-run'], env);
+    expect(bare.code, bare.stderr).toBe(0); // one partner has rv-1: the bare id is enough
     const usage = await runCli(['reconcile'], env);
     expect(usage.code).toBe(2);
   });
