@@ -362,6 +362,24 @@ describe('fold: life after final', () => {
       });
   });
 
+  it('BUG: a REFUNDED poll of a FINISHED swap fills its refund hash (applied) instead of contradicting it', () => {
+    // src/swap/report.ts reportDifferences fills unknown values of a final swap even from a report whose
+    // status contradicts it; the same report by webhook becomes StatusContradicted and fills nothing.
+    const refunded = statusReported('s1', 'REFUNDED', {
+      payinTransactionId: 'in',
+      refundTransactionId: 'back',
+    });
+    const { conflicts } = spec()
+      .given(swapCreated('s1'), finishedByWebhook())
+      .when(refunded)
+      .then({
+        outcome: 'contradicted',
+        swap: 'unchanged',
+        queue: { reason: 'contradicted', queuedByEventId: refunded.eventId },
+      });
+    expect(conflicts.map((c) => c.field)).toContain('status');
+  });
+
   it('a later open status of a final swap is a status conflict, never applied', () => {
     spec()
       .given(swapCreated('s1'), finishedByWebhook())
