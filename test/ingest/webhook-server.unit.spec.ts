@@ -7,12 +7,14 @@ import { buildWebhookServer, createWebhookMetrics } from '../../src/ingest/webho
 import { RateLimiter } from '../../src/ingest/webhook/rate-limit.ts';
 import { ApiKeyIndex, generateApiKey } from '../../src/providers/api-keys.ts';
 import type { RegistrySnapshot } from '../../src/providers/cache.ts';
+import type { KnownSwap } from '../../src/ingest/webhook/server.ts';
+import { swapKey } from '../../src/events/keys.ts';
 
 /** The route's logic with in-memory fakes (no network): order of checks, bodies, the event it appends. */
 function harness(
   opts: {
     append?: (e: SwapEvent) => Promise<void>;
-    find?: () => Promise<{ final: boolean } | undefined>;
+    find?: (swapId: string, providerId: string) => Promise<KnownSwap | undefined>;
     rateLimit?: { perSecond: number; burst: number };
   } = {},
 ) {
@@ -78,6 +80,18 @@ function harness(
 }
 
 const ok = { providerId: 'a', providerStatus: 'finished', amount: '0.25' };
+const finalSwap: KnownSwap = {
+  final: true,
+  status: 'FINISHED',
+  statusClass: 'final',
+  amountTo: '0.25',
+  providerFees: null,
+  referralFees: null,
+  payoutNetworkFees: null,
+  payinTransactionId: null,
+  payoutTransactionId: null,
+  refundTransactionId: null,
+};
 
 describe('status webhook route (in memory)', () => {
   it('queues a well-formed update and puts every field where it belongs', async () => {
@@ -96,7 +110,7 @@ describe('status webhook route (in memory)', () => {
     expect(e).toMatchObject({
       eventType: 'StatusReported',
       swapId: 'swap-1',
-      aggregateKey: 'swap-1',
+      aggregateKey: swapKey('a', 'swap-1'),
       providerId: 'a',
       source: 'webhook',
       occurredAt: '2026-11-01T12:00:00.000Z',
@@ -105,12 +119,16 @@ describe('status webhook route (in memory)', () => {
         providerStatus: 'finished',
         status: 'FINISHED',
         final: true,
+        statusClass: 'final',
         amount: '0.25',
         providerFees: '0.001',
-        referralFees: '0.0002',
+        // networkFees is the interface's "referral or extra fee": an extra fee, never referral revenue.
+        referralFees: null,
+        extraFees: '0.0002',
         payoutNetworkFees: null,
         payinTransactionId: 'in-hash',
         payoutTransactionId: 'out-hash',
+        refundTransactionId: null,
         quoteId: null,
       },
     });
@@ -187,7 +205,13 @@ describe('status webhook route (in memory)', () => {
       networkFees: '',
     });
     expect(res.statusCode).toBe(200);
-    expect(h.appended[0]!.payload).toMatchObject({ amount: '', providerFees: null, referralFees: '' });
+    expect(h.appended[0]!.payload).toMatchObject({
+      amount: '',
+      providerFees: null,
+      extraFees: '',
+      statusClass: 'open',
+      final: false,
+    });
   });
 
   it('refuses a body over the limit with 413, unread', async () => {
@@ -206,14 +230,77 @@ describe('status webhook route (in memory)', () => {
       error: 'no swap matches this swapId and providerId',
       transactionId: 'sw-9',
     });
-    const final = harness({ find: async () => ({ final: true }) });
+    const final = harness({ find: async () => finalSwap });
     const r422 = await final.post({ ...ok, providerStatus: 'weird' });
     expect(r422.statusCode).toBe(422);
     expect(Object.keys(r422.json())).toEqual(['error']);
-    const r405 = await final.post(ok);
+    const r405 = await final.post({ ...ok, amount: '0.250' });
     expect(r405.statusCode).toBe(405);
     expect(r405.json()).toEqual({ error: 'the swap is already final' });
     expect([...missing.appended, ...final.appended]).toHaveLength(0);
+  });
+
+  it('refuses a path swapId with a control character (a NUL above all) with 400, before any lookup', async () => {
+    let lookups = 0;
+    const h = harness({ find: async () => void lookups++ });
+    for (const id of ['%00', 'ab%00cd', 'a%0Ab']) {
+      const res = await h.post(ok, undefined, id);
+      expect(res.statusCode, id).toBe(400);
+      expect(Object.keys(res.json())).toEqual(['error']);
+    }
+    // An overlong id is refused by the router itself (414), never looked up.
+    expect((await h.post(ok, undefined, 'x'.repeat(300))).statusCode).toBe(414);
+    expect(lookups).toBe(0);
+    expect(h.appended).toHaveLength(0);
+  });
+
+  it('looks the swap up by provider and swapId', async () => {
+    const asked: [string, string][] = [];
+    const h = harness({ find: async (swapId, providerId) => void asked.push([swapId, providerId]) });
+    expect((await h.post(ok, undefined, 'sw-7')).statusCode).toBe(404);
+    expect(asked).toEqual([['sw-7', 'a']]);
+  });
+
+  it('a report contradicting a final swap still gets 405, and is recorded as StatusContradicted', async () => {
+    const h = harness({ find: async () => finalSwap });
+    const res = await h.post({ ...ok, providerStatus: 'REFUNDED', amount: '0.25', transactionHash: 'back' });
+    expect(res.statusCode).toBe(405);
+    expect(res.json()).toEqual({ error: 'the swap is already final' });
+    expect(h.appended).toHaveLength(1);
+    expect(h.appended[0]).toMatchObject({
+      eventType: 'StatusContradicted',
+      swapId: 'swap-1',
+      aggregateKey: swapKey('a', 'swap-1'),
+      providerId: 'a',
+      source: 'webhook',
+      payload: {
+        knownStatus: 'FINISHED',
+        report: {
+          status: 'REFUNDED',
+          statusClass: 'final',
+          amount: '0.25',
+          payoutTransactionId: null,
+          refundTransactionId: 'back',
+        },
+      },
+    });
+    // A different final amount is a contradiction too; a value the swap does not know yet alone is not.
+    expect((await h.post({ ...ok, amount: '0.3' })).statusCode).toBe(405);
+    expect(h.appended.map((e) => e.eventType)).toEqual(['StatusContradicted', 'StatusContradicted']);
+    expect((await h.post({ ...ok, providerFees: '0.001' })).statusCode).toBe(405);
+    expect(h.appended).toHaveLength(2);
+  });
+
+  it('answers 503 when the contradiction is not acknowledged in time', async () => {
+    const h = harness({
+      find: async () => finalSwap,
+      append: async (e) => {
+        throw new AppendTimeoutError([e.eventId], 10);
+      },
+    });
+    const res = await h.post({ ...ok, amount: '0.3' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
   });
 
   it('never says "queued" when Kafka does not acknowledge in time; 500 hides internals', async () => {

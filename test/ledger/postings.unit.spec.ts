@@ -6,6 +6,9 @@ import { aggregate, inForce, swapLegs, sumsByCurrency } from '../../src/ledger/p
 import { Decimal } from '../../src/money/decimal.ts';
 import { lifecycleScenario } from '../../src/testing/scenarios.ts';
 import { at, statusReported, swapCorrected, swapCreated } from '../../src/testing/events.ts';
+import { swapKey } from '../../src/events/keys.ts';
+
+const key = (swapId: string) => swapKey('partner-a', swapId);
 
 /**
  * The posting rules, through the fold (the only way postings are made), against postings computed by hand.
@@ -92,7 +95,7 @@ describe('ledger postings: hand-computed cases', () => {
         recordedAt: T1,
       });
     }
-    expect(ws.postings.get('fx')).toEqual(ws.newPostings);
+    expect(ws.postings.get(key('fx'))).toEqual(ws.newPostings);
   });
 
   it('float swap finalized by webhook (amount only), then the confirming poll: a completion entry of the fees', () => {
@@ -120,7 +123,7 @@ describe('ledger postings: hand-computed cases', () => {
         currency: p.currency,
         amount: new Decimal(p.amount),
       })),
-      ws.swaps.get('fl')!,
+      ws.swaps.get(key('fl'))!,
     );
     expect(net.map((l) => [l.account, l.currency, l.amount.toFixed()])).toEqual(
       FIXED_FINAL.map(([, , a, c, v]) => [a, c, v]),
@@ -159,14 +162,56 @@ describe('ledger postings: hand-computed cases', () => {
       swapCreated('rn', { request: { tradeMethod: 'fixed', amountFrom: null } }),
       statusReported('rn', 'REFUNDED', {}, { time: T1 }),
     ]);
-    expect(ws.swaps.get('rn')!.final).toBe(true);
+    expect(ws.swaps.get(key('rn'))!.final).toBe(true);
     expect(ws.newPostings).toEqual([]);
   });
 
-  it('EXPIRED: nothing moved, no postings', () => {
+  it('EXPIRED: nothing moved, no postings (the swap is closed, not final)', () => {
     const ws = foldAll([swapCreated('ex'), statusReported('ex', 'EXPIRED', {}, { time: T1 })]);
-    expect(ws.swaps.get('ex')!.final).toBe(true);
+    expect(ws.swaps.get(key('ex'))).toMatchObject({ final: false, statusClass: 'closed' });
     expect(ws.newPostings).toEqual([]);
+  });
+
+  it('EXPIRED then a late FINISHED: the final entry, effective when it finished', () => {
+    const late = statusReported('lx', 'FINISHED', { amount: '0.2475', ...FEES }, { time: T2 });
+    const ws = foldAll([fixedSwap('lx'), statusReported('lx', 'EXPIRED', {}, { time: T1 }), late]);
+    expect(lines(ws.newPostings)).toEqual(FIXED_FINAL);
+    expect(ws.newPostings.every((p) => p.entryId === late.eventId && p.effectiveAt === T2)).toBe(true);
+  });
+
+  it('FINISHED then a contradicting REFUNDED posts nothing more', () => {
+    const ws = foldAll([
+      fixedSwap('fr'),
+      statusReported('fr', 'FINISHED', { amount: '0.2475', ...FEES }, { time: T1 }),
+      statusReported('fr', 'REFUNDED', { amount: '0' }, { time: T2 }),
+    ]);
+    expect(lines(ws.newPostings)).toEqual(FIXED_FINAL);
+  });
+
+  it('the same swapId at two providers: each its own entry, under its own provider', () => {
+    const a = statusReported('dup', 'FINISHED', { amount: '0.2475', ...FEES }, { time: T1 });
+    const b = statusReported(
+      'dup',
+      'FINISHED',
+      { amount: '0.2475', ...FEES },
+      { time: T2, providerId: 'partner-b' },
+    );
+    const ws = foldAll([
+      fixedSwap('dup'),
+      { ...fixedSwap('dup'), providerId: 'partner-b', aggregateKey: swapKey('partner-b', 'dup') },
+      a,
+      b,
+    ]);
+    expect(lines(ws.postings.get(key('dup'))!)).toEqual(FIXED_FINAL);
+    expect(lines(ws.postings.get(swapKey('partner-b', 'dup'))!)).toEqual(FIXED_FINAL);
+    expect(
+      ws.postings
+        .get(swapKey('partner-b', 'dup'))!
+        .every((p) => p.providerId === 'partner-b' && p.entryId === b.eventId),
+    ).toBe(true);
+    expect(
+      ws.postings.get(key('dup'))!.every((p) => p.providerId === 'partner-a' && p.entryId === a.eventId),
+    ).toBe(true);
   });
 
   it('corrected FINISHED swap: a reversing entry of the postings in force, then the corrected ones', () => {
@@ -199,7 +244,7 @@ describe('ledger postings: hand-computed cases', () => {
       });
       expect(p.postingId).toBe(`${correction.eventId}:${p.line}`);
     }
-    expect(lines(inForce(ws.postings.get('co')!)).map((l) => l.slice(2))).toEqual(
+    expect(lines(inForce(ws.postings.get(key('co'))!)).map((l) => l.slice(2))).toEqual(
       lines(ws.newPostings.slice(14)).map((l) => l.slice(2)),
     );
     expectBalanced(ws.newPostings);
@@ -246,7 +291,7 @@ describe('ledger postings: hand-computed cases', () => {
         currency: p.currency,
         amount: new Decimal(p.amount),
       })),
-      ws.swaps.get('cr')!,
+      ws.swaps.get(key('cr'))!,
     );
     expect(net).toEqual([]);
   });
@@ -277,7 +322,7 @@ describe('ledger postings: hand-computed cases', () => {
       statusReported('cn', 'EXPIRED', {}, { time: T2 }),
       swapCorrected('cn', { providerFees: '0.0007' }, { time: T3 }),
     ]);
-    expect(ws.swaps.get('cn')!.corrected).toBe(true);
+    expect(ws.swaps.get(key('cn'))!.corrected).toBe(true);
     expect(ws.newPostings).toEqual([]);
   });
 

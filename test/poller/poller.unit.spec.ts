@@ -8,6 +8,7 @@ import type { PolledSwap } from '../../src/poller/change.ts';
 import { Poller, type PollerStore } from '../../src/poller/poller.ts';
 import type { ConfirmationOutcome } from '../../src/poller/set.ts';
 import type { ProviderPartner } from '../../src/providers/clients.ts';
+import { swapKey } from '../../src/events/keys.ts';
 
 /** The poller's rules against the simulator over real HTTP, with an in-memory polling set and appender. */
 let sim: PartnerSimulator;
@@ -43,6 +44,7 @@ const row = (swapId: string, over: Partial<PolledSwap> = {}): PolledSwap => ({
   swapId,
   providerId: 'sim',
   status: 'CREATED',
+  statusClass: 'open',
   final: false,
   version: null,
   amountTo: null,
@@ -51,6 +53,7 @@ const row = (swapId: string, over: Partial<PolledSwap> = {}): PolledSwap => ({
   payoutNetworkFees: null,
   payinTransactionId: null,
   payoutTransactionId: null,
+  refundTransactionId: null,
   ...over,
 });
 
@@ -126,9 +129,10 @@ describe('Poller', () => {
     expect(h.appended[0]).toMatchObject({
       eventType: 'StatusReported',
       swapId: id,
-      aggregateKey: id,
+      aggregateKey: swapKey('sim', id),
+      providerId: 'sim',
       source: 'poll',
-      payload: { status: 'PENDING', final: false },
+      payload: { status: 'PENDING', statusClass: 'open', final: false },
     });
     // Same answer while the projection has not moved: not appended again.
     h.advance(1000);
@@ -231,6 +235,7 @@ describe('Poller', () => {
     h.confirms.push(
       row(id, {
         status: 'FINISHED',
+        statusClass: 'final',
         final: true,
         version: 3,
         amountTo: r.amount!,
@@ -249,4 +254,42 @@ describe('Poller', () => {
     });
     expect(h.confirmations).toEqual([{ swapId: id, outcome: 'appended' }]);
   });
+
+  it('confirms even when everything is known: a contradicted amount is appended, an agreeing poll is not', async () => {
+    const h = harness();
+    const id = await newSwap();
+    const r = sim.advance(id, 'FINISHED', undefined, { notify: false }).report as Record<string, string>;
+    const known = {
+      status: 'FINISHED',
+      statusClass: 'final',
+      final: true,
+      version: 3,
+      providerFees: r.providerFees!,
+      referralFees: r.referralFees!,
+      payoutNetworkFees: r.payoutNetworkFees!,
+      payinTransactionId: r.payinTransactionId!,
+      payoutTransactionId: r.payoutTransactionId!,
+    };
+    h.confirms.push(row(id, { ...known, amountTo: r.amount! }));
+    await h.poller.tick();
+    expect(h.appended).toEqual([]);
+    expect(h.confirmations).toEqual([{ swapId: id, outcome: 'nothing_new' }]);
+
+    const other = await newSwap();
+    const o = sim.advance(other, 'FINISHED', undefined, { notify: false }).report as Record<string, string>;
+    h.confirms.splice(0, 1, row(other, { ...known, ...pick(o), amountTo: '12345' }));
+    h.advance(1000);
+    await h.poller.tick();
+    expect(h.appended).toHaveLength(1);
+    expect(h.appended[0]).toMatchObject({ swapId: other, payload: { status: 'FINISHED', amount: o.amount } });
+    expect(h.confirmations).toContainEqual({ swapId: other, outcome: 'appended' });
+  });
+});
+
+const pick = (r: Record<string, string>) => ({
+  providerFees: r.providerFees!,
+  referralFees: r.referralFees!,
+  payoutNetworkFees: r.payoutNetworkFees!,
+  payinTransactionId: r.payinTransactionId!,
+  payoutTransactionId: r.payoutTransactionId!,
 });

@@ -5,20 +5,41 @@ import {
   StatusMappingError,
   buildStatusMapping,
   mapStatus,
+  statusClassOf,
   statusMappingFromEntries,
 } from '../../src/swap/status.ts';
 
 describe('status mapping', () => {
-  it('maps the six internal statuses to themselves by default; FINISHED, REFUNDED, EXPIRED are final', () => {
+  it('maps the six internal statuses to themselves by default; FINISHED, REFUNDED final, EXPIRED closed', () => {
     const m = buildStatusMapping();
+    const classes = Object.fromEntries(INTERNAL_STATUSES.map((s) => [s, mapStatus(m, s)?.statusClass]));
+    expect(classes).toEqual({
+      FINISHED: 'final',
+      REFUNDED: 'final',
+      EXPIRED: 'closed',
+      ON_HOLD: 'open',
+      PENDING: 'open',
+      UNKNOWN: 'open',
+    });
     for (const s of INTERNAL_STATUSES)
       expect(mapStatus(m, s)).toEqual({
         providerStatus: s,
         status: s,
+        statusClass: classes[s],
         final: DEFAULT_FINAL_STATUSES.includes(s),
       });
-    expect(mapStatus(m, 'FINISHED')?.final).toBe(true);
-    expect(mapStatus(m, 'ON_HOLD')?.final).toBe(false);
+    expect(mapStatus(m, 'EXPIRED')?.final).toBe(false);
+  });
+
+  it('classes: final when the provider says so (EXPIRED included), else EXPIRED is closed, else open', () => {
+    expect(statusClassOf('EXPIRED', new Set(['FINISHED']))).toBe('closed');
+    expect(statusClassOf('EXPIRED', new Set(['FINISHED', 'EXPIRED']))).toBe('final');
+    expect(statusClassOf('REFUNDED', new Set(['FINISHED']))).toBe('open');
+    expect(statusClassOf('PENDING', new Set(['PENDING']))).toBe('final');
+    expect(mapStatus(buildStatusMapping({}, ['FINISHED', 'EXPIRED']), 'EXPIRED')).toMatchObject({
+      statusClass: 'final',
+      final: true,
+    });
   });
 
   it('matches exactly: case and spaces count, unknown strings are unmappable', () => {
@@ -36,10 +57,16 @@ describe('status mapping', () => {
       UNKNOWN: 'PENDING',
       ON_HOLD: null,
     });
-    expect(mapStatus(m, 'finished')).toEqual({ providerStatus: 'finished', status: 'FINISHED', final: true });
+    expect(mapStatus(m, 'finished')).toEqual({
+      providerStatus: 'finished',
+      status: 'FINISHED',
+      statusClass: 'final',
+      final: true,
+    });
     expect(mapStatus(m, 'exchanging')).toEqual({
       providerStatus: 'exchanging',
       status: 'PENDING',
+      statusClass: 'open',
       final: false,
     });
     expect(mapStatus(m, 'UNKNOWN')?.status).toBe('PENDING');
@@ -51,6 +78,7 @@ describe('status mapping', () => {
     expect(mapStatus(m, 'REFUNDED')).toEqual({
       providerStatus: 'REFUNDED',
       status: 'REFUNDED',
+      statusClass: 'open',
       final: false,
     });
     expect(mapStatus(m, 'failed')?.final).toBe(false);
