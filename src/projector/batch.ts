@@ -98,7 +98,12 @@ async function loadWorkingSet(
         ? [
             [
               deadLetterId(i.position),
-              { aggregateKey: i.undecodable.key, valueBase64: i.undecodable.valueBase64, status: 'open' },
+              {
+                aggregateKey: i.undecodable.key,
+                valueBase64: i.undecodable.valueBase64,
+                status: 'open',
+                partition: i.position.partition,
+              },
             ] as const,
           ]
         : [],

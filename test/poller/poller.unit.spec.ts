@@ -90,6 +90,7 @@ function harness(
       statusMapping: buildStatusMapping({}),
       enabled: true,
       pollIntervalSeconds: 1,
+      defaultSlippage: null,
     },
   };
   const store: PollerStore = {

@@ -380,14 +380,16 @@ describe('fold: life after final', () => {
     expect(conflicts.map((c) => c.field)).toContain('status');
   });
 
-  it('a later open status of a final swap is a status conflict, never applied', () => {
+  it('a later open status of a final swap is out of date: a no-op, neither applied nor a conflict', () => {
     spec()
       .given(swapCreated('s1'), finishedByWebhook())
-      .when(statusReported('s1', 'PENDING'))
+      .when(statusReported('s1', 'PENDING', { amount: '9', providerFees: '1' }))
       .then({
-        outcome: 'contradicted',
-        swap: { status: 'FINISHED', statusClass: 'final', version: 2 },
-        conflicts: [{ field: 'status', finalValue: 'FINISHED', reportedValue: 'PENDING' }],
+        outcome: 'noop',
+        reason: 'an open status (PENDING) after the final status FINISHED: out of date, ignored',
+        swap: 'unchanged',
+        queue: 'unchanged',
+        conflicts: [],
       });
   });
 

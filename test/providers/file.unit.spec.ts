@@ -52,7 +52,9 @@ describe('providers file', () => {
       pollIntervalSeconds: 60,
       rateLimit: { perSecond: 50, burst: 100 },
     });
-    expect([...p!.statusMapping.finals].sort()).toEqual(['EXPIRED', 'FINISHED', 'REFUNDED']);
+    // EXPIRED is closed (reopenable), not final, unless the file lists it.
+    expect([...p!.statusMapping.finals].sort()).toEqual(['FINISHED', 'REFUNDED']);
+    expect(p).toMatchObject({ defaultSlippage: null, webhookNetworkFees: 'extra' });
   });
 
   it('lists every problem at once, across providers, without echoing secret values', () => {

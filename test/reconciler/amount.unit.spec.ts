@@ -604,22 +604,23 @@ describe('amounts: decimal edge cases', () => {
     expect(() => reconcileSwap(slippage, DEFAULT_RECONCILIATION_POLICY)).toThrow(ReconciliationInputError);
   });
 
-  it('refuses to round: a sum needing more than 80 digits is UNVERIFIABLE (magnitudes with 30 decimals)', () => {
-    // 61 integer digits and 30 decimal places: 92 digit positions.
+  it('an amount beyond the input bounds (61 integer digits) is refused, UNVERIFIABLE, never rounded', () => {
+    // Bounded input (40 integer, 36 fraction digits) keeps every sum of a swap's figures exact.
     const huge = '1' + '0'.repeat(60) + '.' + '0'.repeat(29) + '1';
     const c = partner({
       final: { amount: huge, payoutNetworkFees: '0' },
       magnitudes: (id) => (id === 'ETH' ? 30 : undefined),
     });
     expect(c.verdict).toBe('UNVERIFIABLE');
-    expect(c.detail).toContain('needs more than 80 digits; not rounded');
+    expect(c.detail).toContain('final amount refused');
+    expect(c.detail).toContain('at most 40 integer and 36 fraction digits');
   });
 
-  it('refuses to round: a tolerance needing more than 80 digits is UNVERIFIABLE, the delta still shown', () => {
-    // 19 significant digits expected x a 62-digit slippage ratio: up to 81 digits.
-    const c = amount({ request: { slippage: '0.' + '1'.repeat(62) } });
-    expect(c).toMatchObject({ verdict: 'UNVERIFIABLE', delta: '0', tolerance: null });
-    expect(c.detail).toContain('needs more than 80 digits; not rounded');
+  it('a slippage of 36 decimals gives an exact tolerance of 55 digits, never rounded', () => {
+    // Bounded inputs keep every product inside 80 digits (exact.unit.spec.ts covers the refusal beyond):
+    // (1.234567890123456789 - 0.00042) x 0.111...1 (36 ones), computed by hand with 200-digit decimals.
+    const c = amount({ request: { slippage: '0.' + '1'.repeat(36) } });
+    expect(c.tolerance).toBe('0.137127543347050754333333333333333333196205789986282579');
   });
 });
 

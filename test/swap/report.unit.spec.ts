@@ -211,11 +211,25 @@ describe('reportDifferences: a final swap', () => {
       [],
     ],
     [
-      'another status is a conflict, whatever its class',
+      'another final status is a conflict',
       final(),
-      report('PENDING'),
+      report('REFUNDED'),
       {},
-      [['status', 'FINISHED', 'PENDING']],
+      [['status', 'FINISHED', 'REFUNDED']],
+    ],
+    [
+      'a closed status after the final one is a conflict (another ending)',
+      final(),
+      report('EXPIRED', { statusClass: 'closed' }),
+      {},
+      [['status', 'FINISHED', 'EXPIRED']],
+    ],
+    [
+      'a report of another outcome fills nothing, even a value still unknown',
+      final({ refundTransactionId: null, providerFees: null }),
+      report('REFUNDED', { refundTransactionId: 'r-1', providerFees: '0.1' }),
+      {},
+      [['status', 'FINISHED', 'REFUNDED']],
     ],
     [
       'FINISHED then REFUNDED',
@@ -267,8 +281,18 @@ describe('reportDifferences: a final swap', () => {
         finalValue,
         reportedValue,
       })),
+      stale: false,
     });
     expect(reportChangesSomething(d)).toBe(Object.keys(fills).length + conflicts.length > 0);
+  });
+
+  it('an open status after the final one is out of date: it fills and contradicts nothing', () => {
+    const d = reportDifferences(
+      final({ providerFees: null }),
+      report('PENDING', { amount: '9', providerFees: '1' }),
+    );
+    expect(d).toEqual({ kind: 'final', fills: {}, conflicts: [], stale: true });
+    expect(reportChangesSomething(d)).toBe(false);
   });
 });
 
