@@ -107,9 +107,11 @@ export function reportDifferences(swap: ReportedSwap, report: StatusReported): R
   }
   if (becomes === 'final') {
     changes.final = [false, true];
-    // An amount reported before the final status is the partner's estimate; the final amount is the one
-    // the final report carries. Without one it is unknown (a later report may fill it), never the estimate.
-    if (values.amountTo === null && swap.amountTo !== null) changes.amountTo = [swap.amountTo, null];
+    // Figures reported before the final status are the partner's estimates; the final ones are those the
+    // final report carries. One it does not carry is unknown (the confirming poll fills it), never the
+    // estimate: a fee estimate kept as final would make the fee actually charged look like a conflict.
+    for (const field of REPORT_MONEY)
+      if (values[field] === null && swap[field] !== null) changes[field] = [swap[field], null];
   }
   return { kind: 'open', changes, becomes };
 }
