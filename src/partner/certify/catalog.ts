@@ -39,7 +39,7 @@ export function cursorProblems(
   limit: number | undefined,
   ended: boolean,
 ): Problem[] {
-  const out: Problem[] = [];
+  const out: ItemProblem[] = [];
   const seen = new Set<string>();
   pages.forEach((p, i) => {
     if (p.next !== null) {
@@ -59,32 +59,36 @@ export function cursorProblems(
   return out;
 }
 
-function itemProblem(e: unknown): Problem {
-  if (e instanceof PartnerResponseError) return fail(e.field || 'item', undefined, e.reason);
+/** A problem of one list item; `index` finds the page (exchange) it came on. */
+export type ItemProblem = Problem & { readonly index?: number };
+
+function itemProblem(e: unknown, index: number): ItemProblem {
+  if (e instanceof PartnerResponseError) return { ...fail(e.field || 'item', undefined, e.reason), index };
   throw e;
 }
 
 /** Currency rules (type, blockchain or chainId, contract only for tokens), via the client's own validator. */
-export function currencyProblems(items: readonly unknown[], provider: string): Problem[] {
+export function currencyProblems(items: readonly unknown[], provider: string): ItemProblem[] {
   const ctx: ValidationContext = { provider, operation: 'currencies' };
-  const out: Problem[] = [];
+  const out: ItemProblem[] = [];
   const ids = new Set<string>();
   items.forEach((item, i) => {
     try {
       const c = validateCurrency(item, `currencies[${i}]`, ctx);
-      if (ids.has(c.id)) out.push(fail(`currencies[${i}].id`, 'unique ids', `${show(c.id)} twice`));
+      if (ids.has(c.id))
+        out.push({ ...fail(`currencies[${i}].id`, 'unique ids', `${show(c.id)} twice`), index: i });
       ids.add(c.id);
     } catch (e) {
-      out.push(itemProblem(e));
+      out.push(itemProblem(e, i));
     }
   });
   return out;
 }
 
 /** Pair rules: trade methods, decimal min and max with min < max (validatePair), and no duplicates. */
-export function pairProblems(items: readonly unknown[], provider: string): Problem[] {
+export function pairProblems(items: readonly unknown[], provider: string): ItemProblem[] {
   const ctx: ValidationContext = { provider, operation: 'pairs' };
-  const out: Problem[] = [];
+  const out: ItemProblem[] = [];
   const seen = new Set<string>();
   items.forEach((item, i) => {
     try {
@@ -98,10 +102,10 @@ export function pairProblems(items: readonly unknown[], provider: string): Probl
           ),
         );
       const key = `${p.from}/${p.to}`;
-      if (seen.has(key)) out.push(warn(`pairs[${i}]`, 'each pair once', `${key} repeated`));
+      if (seen.has(key)) out.push({ ...warn(`pairs[${i}]`, 'each pair once', `${key} repeated`), index: i });
       seen.add(key);
     } catch (e) {
-      out.push(itemProblem(e));
+      out.push(itemProblem(e, i));
     }
   });
   return out;
@@ -149,16 +153,24 @@ function idsOf(items: readonly unknown[], key: string): string[] {
     .filter((v): v is string => typeof v === 'string' && v !== '');
 }
 
-/** Reads every page of a list; judges the envelope and the cursor rules; returns the items read. */
+/** A list as read: its items, the page each came on, and whether the walk reached next_cursor null. */
+interface ListRead {
+  readonly items: unknown[];
+  readonly pageOf: Exchange[];
+  readonly complete: boolean;
+}
+
+/** Reads every page of a list; judges the envelope and the cursor rules. undefined: not even page 1. */
 async function walk(
   ctx: CertifyContext,
   op: Extract<PartnerOperation, 'currencies' | 'pairs'>,
   pagesReq: Requirement,
   cursorReq: Requirement,
-): Promise<unknown[] | undefined> {
+): Promise<ListRead | undefined> {
   const limit = ctx.options.pageLimit ?? ctx.target.pageLimit ?? 50;
   const pages: PageSeen[] = [];
   const items: unknown[] = [];
+  const pageOf: Exchange[] = [];
   const cursors = new Set<string>();
   let cursor: string | undefined;
   let last: Exchange | undefined;
@@ -171,12 +183,13 @@ async function walk(
     if (problems.length > 0) {
       pagesReq.judge(problems, '', ex);
       cursorReq.skip(`page ${n} of /${op} could not be read`);
-      return n === 1 ? undefined : items;
+      return n === 1 ? undefined : { items, pageOf, complete: false };
     }
     const body = ex.json as Record<string, unknown>;
     const pageItems = body[op] as unknown[];
     const next = body.next_cursor as string | null;
     items.push(...pageItems);
+    pageOf.push(...pageItems.map(() => ex));
     pages.push({ cursor, items: pageItems.length, next });
     if (next === null) break;
     if (cursors.has(next) || next === cursor) break; // the cursor rule reports it; stop the loop
@@ -190,7 +203,19 @@ async function walk(
     `limit=${limit} honoured on ${pages.length} page(s), cursors distinct, last next_cursor null`,
     last,
   );
-  return items;
+  return { items, pageOf, complete: ended };
+}
+
+/** Judges item problems, each with the page it came on as evidence. */
+function judgeItems(
+  req: Requirement,
+  problems: readonly ItemProblem[],
+  read: ListRead,
+  passed: string,
+): void {
+  if (problems.length === 0) return req.pass(passed, read.pageOf.at(-1));
+  for (const { index, ...p } of problems)
+    req.problem(p, index === undefined ? undefined : read.pageOf[index]);
 }
 
 export async function certifyCatalog(ctx: CertifyContext): Promise<void> {
@@ -238,13 +263,20 @@ export async function certifyCatalog(ctx: CertifyContext): Promise<void> {
 
   const currencies = await walk(ctx, 'currencies', cPages, cCursor);
   if (currencies) {
-    ctx.currencies = currencies.filter(
+    ctx.currencies = currencies.items.filter(
       (c): c is Record<string, unknown> => typeof c === 'object' && c !== null,
     );
-    cRules.judge(currencyProblems(currencies, provider), `${currencies.length} currencies follow the rules`);
+    const n = currencies.items.length;
+    judgeItems(
+      cRules,
+      currencyProblems(currencies.items, provider),
+      currencies,
+      `${n} currencies follow the rules`,
+    );
     cMapped.judge(
-      unmappedProblems(currencies, ctx.target.currencies),
-      `${currencies.length} currencies mapped to platform ids`,
+      unmappedProblems(currencies.items, ctx.target.currencies),
+      `${n} currencies mapped to platform ids`,
+      currencies.pageOf.at(-1),
     );
   } else {
     for (const r of [cRules, cMapped]) r.skip('no page of /currencies could be read');
@@ -252,14 +284,20 @@ export async function certifyCatalog(ctx: CertifyContext): Promise<void> {
 
   const pairs = await walk(ctx, 'pairs', pPages, pCursor);
   if (pairs) {
-    ctx.pairs = pairs.filter((p): p is Record<string, unknown> => typeof p === 'object' && p !== null);
-    pRules.judge(pairProblems(pairs, provider), `${pairs.length} pairs follow the rules`);
-    if (currencies)
+    ctx.pairs = pairs.items.filter((p): p is Record<string, unknown> => typeof p === 'object' && p !== null);
+    judgeItems(
+      pRules,
+      pairProblems(pairs.items, provider),
+      pairs,
+      `${pairs.items.length} pairs follow the rules`,
+    );
+    if (currencies?.complete)
       pKnown.judge(
-        unknownPairCurrencyProblems(pairs, currencies),
-        `${pairs.length} pairs name listed currencies`,
+        unknownPairCurrencyProblems(pairs.items, currencies.items),
+        `${pairs.items.length} pairs name listed currencies`,
+        pairs.pageOf.at(-1),
       );
-    else pKnown.skip('no currency list to compare with');
+    else pKnown.skip('the currency list could not be read whole');
   } else {
     for (const r of [pRules, pKnown]) r.skip('no page of /pairs could be read');
   }

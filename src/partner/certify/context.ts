@@ -66,6 +66,8 @@ export interface SwapSeen {
   readonly body: Record<string, unknown>;
   readonly exchange: Exchange;
   readonly quote: QuoteSeen | undefined;
+  /** The signature verifies and the payload matches: its figures can be held against the final ones. */
+  signedOk?: boolean;
 }
 
 /** Shared state of one run: what each area found, for the areas after it. */

@@ -74,7 +74,9 @@ export function finalFigureProblems(
   const platformTo = swap.request.payloadCurrencyTo;
   const decimals = typeof platformTo === 'string' ? currencyDecimals(platformTo) : undefined;
   const payload = (swap.body.providerSig as { payload?: unknown } | undefined)?.payload;
+  // A signed figure already refused (swap.signature, swap.payload) is no yardstick for the final amount.
   if (
+    swap.signedOk === true &&
     isDecimalText(body.amount) &&
     decimals !== undefined &&
     typeof payload === 'string' &&

@@ -369,5 +369,6 @@ async function judgeSignedPayload(
     );
     if (p) payloadProblems.push(p);
   }
-  rPayload.judge(payloadProblems, `${label}: payload matches the request`, swap.exchange);
+  const payloadOk = rPayload.judge(payloadProblems, `${label}: payload matches the request`, swap.exchange);
+  swap.signedOk = inspection.signatureValid && payloadOk;
 }
