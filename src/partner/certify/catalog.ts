@@ -94,13 +94,14 @@ export function pairProblems(items: readonly unknown[], provider: string): ItemP
     try {
       const p = validatePair(item, `pairs[${i}]`, ctx);
       if (parseDecimal(p.minSwapAmount).eq(parseDecimal(p.maxSwapAmount)))
-        out.push(
-          warn(
+        out.push({
+          ...warn(
             `pairs[${i}] ${p.from}/${p.to}`,
             'minSwapAmount below maxSwapAmount',
             `both ${p.minSwapAmount}`,
           ),
-        );
+          index: i,
+        });
       const key = `${p.from}/${p.to}`;
       if (seen.has(key)) out.push({ ...warn(`pairs[${i}]`, 'each pair once', `${key} repeated`), index: i });
       seen.add(key);
