@@ -19,7 +19,12 @@ import {
   type SwapFault,
 } from '../../src/partner/simulator/index.ts';
 import type { PartnerOperation } from '../../src/partner/types.ts';
-import { apiKeyDigest } from '../../src/providers/api-keys.ts';
+import { apiKeyDigest, generateApiKey } from '../../src/providers/api-keys.ts';
+import { createPool } from '../../src/db/client.ts';
+import { migratePlatform } from '../../src/db/migrate.ts';
+import { parseProvidersFile } from '../../src/providers/file.ts';
+import { loadProviders } from '../../src/providers/store.ts';
+import { testStack, uniqueName } from '../support/context.ts';
 
 /**
  * Certification against the partner simulator over real HTTP (loopback): with no fault every requirement
@@ -243,6 +248,11 @@ const CASES: readonly Case[] = [
     callFault: malformed('swap-float', 'drop-field'),
     fails: ['swap.float'],
   },
+  {
+    name: 'swap/float: empty body',
+    callFault: { op: 'swap-float', fault: { kind: 'malformed-body', variant: 'empty-body' } },
+    fails: ['swap.float'],
+  },
   // Signature field name and curve
   {
     name: 'signature field payload_signature only',
@@ -298,6 +308,11 @@ const CASES: readonly Case[] = [
     name: 'status: a string the status map does not know',
     sim: { progression: { advanceOn: 'poll', script: ['PENDING', 'EXCHANGING'] } },
     fails: ['status.mapped', 'webhook.status'],
+  },
+  {
+    name: 'status: JSON cut in the middle',
+    callFault: { op: 'status', fault: { kind: 'malformed-body', variant: 'truncated-json' } },
+    fails: ['status.response'],
   },
   // Final-status faults: observable here because the simulator finishes swaps on the first poll
   {
@@ -485,5 +500,86 @@ describe('swap-ledger partner certify (CLI, providers file)', () => {
       expect(await main(args, io)).toBe(2);
       expect(io.err.join('\n')).toMatch(/partner certify/);
     }
+  });
+});
+
+describe('swap-ledger partner certify (CLI, registry in Postgres, webhook)', () => {
+  const stack = testStack();
+  const savedEnv = { ...process.env };
+  afterEach(() => {
+    process.env = { ...savedEnv };
+  });
+
+  it('reads the entry and its webhook key digests from Postgres and judges what the partner pushes', async () => {
+    await migratePlatform(stack.databaseUrl);
+    const pool = createPool(stack.databaseUrl, { max: 2 });
+    const id = uniqueName('certify');
+    const port = await freePort();
+    const key = generateApiKey();
+    const sim = await startPartnerSimulator({
+      providerId: id,
+      progression: { advanceOn: 'poll' },
+      webhook: { url: `http://127.0.0.1:${port}`, apiKey: key.key },
+    });
+    sims.push(sim);
+    try {
+      const defs = parseProvidersFile(
+        [
+          'providers:',
+          `  - id: ${id}`,
+          `    client: { baseUrl: "${sim.url}" }`,
+          `    webhookKeys: [{ keyId: k1, sha256: "${key.sha256}" }]`,
+          `    payloadKeys: [{ keyId: s1, curve: ${sim.publicKey.curve}, publicKey: "${sim.publicKey.hex}", validFrom: "2000-01-01T00:00:00Z" }]`,
+          `    currencies: { ${Object.entries(CURRENCIES)
+            .map(([p, q]) => `${p}: ${q}`)
+            .join(', ')} }`,
+        ].join('\n'),
+      );
+      await loadProviders(pool, defs);
+    } finally {
+      await pool.end();
+    }
+    process.env.DATABASE_URL = stack.databaseUrl;
+    const dir = mkdtempSync(join(tmpdir(), 'certify-'));
+    const json = join(dir, 'report.json');
+    const io = capture();
+    const code = await main(
+      [
+        'partner',
+        'certify',
+        '--provider',
+        id,
+        '--create-swaps',
+        '--page-limit',
+        '5',
+        '--webhook',
+        `127.0.0.1:${port}`,
+        '--webhook-wait',
+        '5',
+        '--report',
+        json,
+      ],
+      io,
+    );
+    expect(io.err).toEqual([]);
+    expect(io.out.join('\n')).toContain(`webhook listener at http://127.0.0.1:${port}`);
+    expect(code).toBe(0);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as CertifyReport;
+    const verdict = (rid: string) => report.requirements.find((r) => r.id === rid)?.verdict;
+    expect(
+      ['webhook.received', 'webhook.key', 'webhook.provider-id', 'webhook.amount', 'webhook.status'].map(
+        verdict,
+      ),
+    ).toEqual(['PASS', 'PASS', 'PASS', 'PASS', 'PASS']);
+    expect(JSON.stringify(report)).not.toContain(key.key);
+    expect(sim.webhookDeliveries().map((d) => d.status)).toEqual([200, 200, 200]);
+  });
+
+  it('an unknown provider in the registry is a usage error (exit 2)', async () => {
+    await migratePlatform(stack.databaseUrl);
+    process.env.DATABASE_URL = stack.databaseUrl;
+    const io = capture();
+    expect(await main(['partner', 'certify', '--provider', uniqueName('nobody')], io)).toBe(2);
+    expect(io.err.join('\n')).toMatch(/no provider .* in the registry/);
   });
 });

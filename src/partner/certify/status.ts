@@ -8,7 +8,7 @@ import { decodeSwapPayload } from '../../payload/index.ts';
 import type { CertifyContext, SwapSeen } from './context.ts';
 import { answerOf, okObject, type Exchange } from './http.ts';
 import { decimalProblem } from './quote.ts';
-import { fail, show, warn, type Problem } from './requirement.ts';
+import { fail, show, warn, type Problem, type Requirement } from './requirement.ts';
 
 /** Status requirements: GET /status of the created swaps (mappable status, decimal strings), unknown swapId 404. */
 
@@ -191,8 +191,8 @@ export async function certifyStatus(ctx: CertifyContext): Promise<void> {
 }
 
 function judgeFinal(
-  rFinal: ReturnType<CertifyContext['requirement']>,
-  rFigures: ReturnType<CertifyContext['requirement']>,
+  rFinal: Requirement,
+  rFigures: Requirement,
   body: Record<string, unknown>,
   swap: SwapSeen,
   internal: string,

@@ -7,7 +7,7 @@ import { parsePartnerTimestamp } from '../validate.ts';
 import type { CertifyContext, PairChoice, QuoteSeen, SwapSeen } from './context.ts';
 import { okObject } from './http.ts';
 import { decimalProblem, decimalsOf, errorAnswerProblems, typicalAmount } from './quote.ts';
-import { fail, show, warn, type Problem } from './requirement.ts';
+import { fail, show, warn, type Problem, type Requirement } from './requirement.ts';
 
 /**
  * Swap requirements (only with --create-swaps, on a sandbox): fixed and float creation, a new swapId per
@@ -310,8 +310,8 @@ export async function certifySwaps(ctx: CertifyContext): Promise<void> {
 async function judgeSignedPayload(
   ctx: CertifyContext,
   swap: SwapSeen,
-  rSig: ReturnType<CertifyContext['requirement']>,
-  rPayload: ReturnType<CertifyContext['requirement']>,
+  rSig: Requirement,
+  rPayload: Requirement,
 ): Promise<void> {
   const label = `${swap.tradeMethod} swap ${swap.swapId}`;
   const sig = swap.body.providerSig;
