@@ -118,7 +118,7 @@ export function htmlReport(report: CertifyReport): string {
   const rows = report.requirements
     .map((r) => {
       const checks = r.checks.length
-        ? `<details><summary>${r.checks.length} check(s)</summary>${r.checks
+        ? `<details${r.verdict === 'FAIL' || r.verdict === 'WARN' ? ' open' : ''}><summary>${r.checks.length} check(s)</summary>${r.checks
             .map(
               (c) =>
                 `<div><span class="${c.verdict}">${c.verdict}</span> ${esc(c.what)}${c.expected !== undefined ? `<br>expected: <code>${esc(c.expected)}</code>` : ''}${
