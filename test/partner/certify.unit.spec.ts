@@ -39,6 +39,7 @@ import {
 import {
   feeEchoProblems,
   findingProblem,
+  newSwapIdProblems,
   signatureFieldProblem,
   swapResponseProblems,
   walletAmountProblem,
@@ -296,6 +297,11 @@ describe('swap rules', () => {
     expect(
       swapResponseProblems({ ...swap, providerSig: { payload: 'AA==', payload_signature: 's' } }),
     ).toEqual([]);
+  });
+
+  it('a second call on the same quoteId needs a new swapId', () => {
+    expect(newSwapIdProblems(['a', 'b'], 'c')).toEqual([]);
+    expect(newSwapIdProblems(['a', 'b'], 'a')[0]).toMatchObject({ verdict: 'FAIL', actual: 'a again' });
   });
 
   it('signature field: payload_signature alone warns, two different values fail', () => {

@@ -129,6 +129,13 @@ export function feeEchoProblems(
   return out;
 }
 
+/** A second swap call on the same quoteId must not answer a swapId seen before (quoteId is not swapId). */
+export function newSwapIdProblems(earlier: readonly string[], swapId: string): Problem[] {
+  return earlier.includes(swapId)
+    ? [fail('swapId of a second call with the same quoteId', 'a new swapId', `${swapId} again`)]
+    : [];
+}
+
 const EVM_ADDRESS = '0xb794f5ea0ba39494ce839613fffba74279579268';
 const BTC_ADDRESS = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 
@@ -217,7 +224,10 @@ export async function certifySwaps(ctx: CertifyContext): Promise<void> {
     }
     const problems = swapResponseProblems(ok.body);
     if (req !== rNewId) req.judge(problems, `${label} swap ${String(ok.body.swapId)} created`, ex);
-    if (typeof ok.body.swapId !== 'string' || ok.body.swapId === '') return undefined;
+    if (typeof ok.body.swapId !== 'string' || ok.body.swapId === '') {
+      if (req === rNewId) req.problem(fail(`${label}: swapId`, 'a new swapId', show(ok.body.swapId)), ex);
+      return undefined;
+    }
     const seen: SwapSeen = {
       tradeMethod,
       swapId: ok.body.swapId,
@@ -260,9 +270,7 @@ export async function certifySwaps(ctx: CertifyContext): Promise<void> {
     if (second) {
       const before = ctx.swaps.filter((s) => s !== second).map((s) => s.swapId);
       rNewId.judge(
-        before.includes(second.swapId)
-          ? [fail('swapId of a second call with the same quoteId', 'a new swapId', `${second.swapId} again`)]
-          : [],
+        newSwapIdProblems(before, second.swapId),
         `same quoteId ${String(fixedQuote.body.quoteId)}: ${first?.swapId ?? '(first call failed)'} then ${second.swapId}`,
         second.exchange,
       );
