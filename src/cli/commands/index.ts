@@ -22,6 +22,7 @@ import { gatewayServeCommand } from './gateway.ts';
 import { pollerRunCommand } from './poller.ts';
 import { catalogSyncCommand } from './catalog.ts';
 import { outboxListCommand, outboxRelayCommand } from './outbox.ts';
+import { partnerCertifyCommand } from './partner.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
@@ -43,6 +44,7 @@ export const commands: readonly Command[] = [
   reportCommand,
   payloadVerifyCommand,
   simCommand,
+  partnerCertifyCommand,
   providerAddCommand,
   providerListCommand,
   providerRotateKeyCommand,
