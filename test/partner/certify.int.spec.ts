@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import type { CliIo } from '../../src/cli/command.ts';
-import { buildStatusMapping } from '../../src/ingest/status-mapping.ts';
+import { buildStatusMapping } from '../../src/swap/status.ts';
 import { certifyPartner, type CertifyReport, type CertifyTarget } from '../../src/partner/certify/index.ts';
 import {
   FINAL_STATUS_FAULTS,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { certifyArgs } from '../../src/cli/commands/partner.ts';
 import { UsageError } from '../../src/cli/command.ts';
-import { buildStatusMapping } from '../../src/ingest/status-mapping.ts';
+import { buildStatusMapping } from '../../src/swap/status.ts';
 import { apiKeyDigest } from '../../src/providers/api-keys.ts';
 import {
   currencyProblems,

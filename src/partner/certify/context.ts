@@ -1,4 +1,4 @@
-import type { StatusMapping } from '../../ingest/status-mapping.ts';
+import type { StatusMapping } from '../../swap/status.ts';
 import type { PartnerKey } from '../../payload/index.ts';
 import type { Pair } from '../types.ts';
 import type { Exchange, PartnerHttp } from './http.ts';

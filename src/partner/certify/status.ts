@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { atomicToDecimal } from '../../money/atomic.ts';
 import { currencyDecimals } from '../../money/currencies.ts';
 import { isDecimalText, parseDecimal } from '../../money/decimal.ts';
-import { mapStatus, type StatusMapping } from '../../ingest/status-mapping.ts';
+import { mapStatus, type StatusMapping } from '../../swap/status.ts';
 import { decodeSwapPayload } from '../../payload/index.ts';
 import type { CertifyContext, SwapSeen } from './context.ts';
 import { answerOf, okObject, type Exchange } from './http.ts';

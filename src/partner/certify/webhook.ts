@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { mapStatus, type StatusMapping } from '../../ingest/status-mapping.ts';
+import { mapStatus, type StatusMapping } from '../../swap/status.ts';
 import { apiKeyDigest } from '../../providers/api-keys.ts';
 import type { CertifyContext } from './context.ts';
 import { decimalProblem } from './quote.ts';
