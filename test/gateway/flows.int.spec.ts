@@ -114,7 +114,12 @@ describe('gateway, poller and catalog on the real stack', () => {
         .filter((d) => d.swapId === swapId)
         .map((d) => d.status),
     ).toEqual([200]);
-    const final = await projected(swapId, (r) => r.final);
+    await projected(swapId, (r) => r.final);
+    // The webhook carries no payout network fee and the pending poll's fees were estimates: the final
+    // figures are the webhook's, then the confirming GET /status fills the rest.
+    await new Promise((r) => setTimeout(r, 1100)); // the swap's poll interval
+    await p.poller.tick();
+    const final = await projected(swapId, (r) => r.final && r.payout_network_fees !== null);
     const report = p.sim.swap(swapId)!.report as Record<string, string>;
     expect(final).toMatchObject({
       status: 'FINISHED',
@@ -130,6 +135,7 @@ describe('gateway, poller and catalog on the real stack', () => {
     expect(journal.filter((j) => j.outcome === 'applied').map((j) => `${j.source}:${j.status}`)).toEqual([
       'poll:PENDING',
       'webhook:FINISHED',
+      'poll:FINISHED',
     ]);
     // The request and quote were recorded too (keys request:<id> and quote:<ref>).
     const recorded = await p.pool.query(

@@ -113,6 +113,8 @@ const handEvents: SwapEvent[] = [
   ]),
   reconciled('h-rf', rfFinal.eventId, 'UNVERIFIABLE', D(3, 16), [check('amount.to_wallet', 'UNVERIFIABLE')]),
   coCorrection,
+  // A report for a swap never created: rejected by the fold, shown in finance.event_exceptions.
+  statusReported('h-ghost', 'FINISHED', { amount: '1' }, { providerId: P, time: D(3, 17) }),
 ];
 
 type Line = [string, number, string, string, string, string, string, string];

@@ -1,3 +1,4 @@
+import { swapKey } from '../../src/events/keys.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka } from '../../src/events/kafka.ts';
 import { runCli } from '../support/cli.ts';
@@ -128,9 +129,9 @@ describe('gateway while Kafka is down: the outbox', () => {
     const pending = await outbox();
     expect(pending.map((r) => [r.event_type, r.aggregate_key, r.published])).toEqual([
       ['SwapRequested', requestKey, false],
-      ['SwapCreated', swapId, false],
+      ['SwapCreated', swapKey(p.providerId, swapId), false],
       ['SwapRequested', `request:${f.body.requestId as string}`, false],
-      ['SwapCreated', f.body.swapId, false],
+      ['SwapCreated', swapKey(p.providerId, f.body.swapId as string), false],
     ]);
     expect(p.gateway.metrics.outbox.published.get({ path: 'outbox' })).toBe(4);
 
@@ -178,11 +179,11 @@ describe('gateway while Kafka is down: the outbox', () => {
     }>(
       `select event_id, event_type, "offset"::text, aggregate_key from event_journal
        where aggregate_key = any($1) and outcome = 'applied' order by aggregate_key, "offset"`,
-      [[swapId, requestKey]],
+      [[swapKey(p.providerId, swapId), requestKey]],
     );
     const ids = new Map(pending.map((r) => [r.event_type + r.aggregate_key, r.event_id]));
     expect(journal.rows.find((j) => j.event_type === 'SwapCreated')!.event_id).toBe(
-      ids.get('SwapCreated' + swapId),
+      ids.get('SwapCreated' + swapKey(p.providerId, swapId)),
     );
     expect(journal.rows.find((j) => j.event_type === 'SwapRequested')!.event_id).toBe(
       ids.get('SwapRequested' + requestKey),
