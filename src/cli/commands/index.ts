@@ -22,9 +22,13 @@ import { gatewayServeCommand } from './gateway.ts';
 import { pollerRunCommand } from './poller.ts';
 import { catalogSyncCommand } from './catalog.ts';
 import { outboxListCommand, outboxRelayCommand } from './outbox.ts';
+import { upCommand } from './up.ts';
+import { consoleServeCommand } from './console.ts';
+import { demoRunCommand } from './demo.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
+  upCommand,
   healthCommand,
   dbMigrateCommand,
   topicsCreateCommand,
@@ -54,4 +58,6 @@ export const commands: readonly Command[] = [
   catalogSyncCommand,
   outboxRelayCommand,
   outboxListCommand,
+  consoleServeCommand,
+  demoRunCommand,
 ];
