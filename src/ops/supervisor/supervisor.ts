@@ -64,7 +64,7 @@ export class Supervisor {
 
   /** The supervisor's own lines carry the prefix `up`. */
   say(message: string): void {
-    this.write(formatWorkerLine('up', message, this.width));
+    this.write(formatWorkerLine('up', `${new Date().toISOString().slice(11, 19)} ${message}`, this.width));
   }
 
   start(): void {

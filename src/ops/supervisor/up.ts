@@ -27,7 +27,8 @@ const hostOf = (h: string) => (h.includes(':') ? `[${h}]` : h);
  * a console login key when none is configured; then the workers, each a `swap-ledger` child process.
  */
 export async function platformUp(config: Config, options: UpOptions): Promise<Up> {
-  const say = (line: string) => options.write(`up         | ${line}`);
+  const say = (line: string) =>
+    options.write(`up         | ${new Date().toISOString().slice(11, 19)} ${line}`);
   await migratePlatform(config.DATABASE_URL);
   await migrateProjection(config.DATABASE_URL, config.PROJECTION_SCHEMA);
   await migrateFinanceViews(config.DATABASE_URL, config.PROJECTION_SCHEMA, options.financeSchema);
