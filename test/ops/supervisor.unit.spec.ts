@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RestartTracker, type RestartPolicy } from '../../src/ops/supervisor/backoff.ts';
 import { formatWorkerLine } from '../../src/ops/supervisor/log-line.ts';
+import { runWorker } from '../../src/ops/supervisor/worker.ts';
 
 const policy: RestartPolicy = {
   baseMs: 500,
@@ -52,5 +53,14 @@ describe('the merged log line', () => {
   it('passes a line that is not JSON through under the prefix, padded to the widest name', () => {
     expect(formatWorkerLine('demo', 'plain text {', 10)).toBe('demo       | plain text {');
     expect(formatWorkerLine('demo', '{"not": "closed"', 6)).toBe('demo   | {"not": "closed"');
+  });
+});
+
+describe('a worker process of up', () => {
+  it('refuses a command that is not a worker with exit 2, loading nothing', async () => {
+    const lines: string[] = [];
+    const io = { stdout: (l: string) => lines.push(l), stderr: (l: string) => lines.push(l) };
+    expect(await runWorker(['replay', 'promote'], io)).toBe(2);
+    expect(lines.join('\n')).toContain('"replay promote" is not a worker command');
   });
 });

@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_RESTART_POLICY, RestartTracker, type RestartPolicy } from './backoff.ts';
 import { formatWorkerLine } from './log-line.ts';
 
-const BIN = fileURLToPath(new URL('../../../bin/swap-ledger.mjs', import.meta.url));
+const BIN = fileURLToPath(new URL('../../../bin/swap-ledger-worker.mjs', import.meta.url));
 
-/** A worker is one `swap-ledger <args>` process with its own environment additions. */
+/** A worker is one `swap-ledger <command> <args>` process (see worker.ts) with its own environment additions. */
 export interface WorkerSpec {
   readonly name: string;
   readonly args: readonly string[];
