@@ -92,7 +92,8 @@ export async function provisionDemo(
       `  - id: ${DEMO_PROVIDER}`,
       '    displayName: Demo partner (simulator)',
       `    client: { baseUrl: "http://127.0.0.1:${simulatorPort}", timeouts: { readMs: 5000, swapMs: 5000 }, retry: { maxAttempts: 2, baseDelayMs: 100 } }`,
-      `    webhookKeys: [{ keyId: demo-webhook, sha256: "${webhookDigest}" }]`,
+      // The key id names the key: a demo folder made afresh adds its key beside older ones in the registry.
+      `    webhookKeys: [{ keyId: demo-${webhookDigest.slice(0, 12)}, sha256: "${webhookDigest}" }]`,
       `    payloadKeys: [{ keyId: demo-${signer.curve}, curve: ${signer.curve}, publicKey: "${signer.publicKey.hex}", validFrom: "${secrets.createdAt ?? '2000-01-01T00:00:00Z'}" }]`,
       `    currencies: { ${Object.entries(DEMO_CURRENCIES)
         .map(([p, q]) => `${p}: ${q}`)
