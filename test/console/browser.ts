@@ -5,14 +5,17 @@ import { chromium, type BrowserContext } from 'playwright-core';
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** A real headless Chromium with a fresh profile; fails naming the package when none is installed. */
-export async function launchChromium(profileDir: string): Promise<BrowserContext> {
-  if (!existsSync(CHROMIUM_PATH))
+export async function launchChromium(
+  profileDir: string,
+  executablePath = CHROMIUM_PATH,
+): Promise<BrowserContext> {
+  if (!existsSync(executablePath))
     throw new Error(
-      `no Chromium at ${CHROMIUM_PATH}: install the Debian package "chromium" (apt-get install -y chromium), or set CHROMIUM_PATH`,
+      `no Chromium at ${executablePath}: install the Debian package "chromium" (apt-get install -y chromium), or set CHROMIUM_PATH`,
     );
   // A persistent context is how Playwright takes --user-data-dir (a fresh folder per run).
   return chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROMIUM_PATH,
+    executablePath,
     headless: true,
     viewport: { width: 1280, height: 900 },
     args: [

@@ -28,6 +28,11 @@ export const consoleServeCommand: Command = {
     try {
       running = await startConsole(config, logger, { financeSchema });
     } catch (e) {
+      // A taken port is a configuration problem: restarting would not free it.
+      if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        io.stderr(`console: ${config.CONSOLE_HOST}:${config.CONSOLE_PORT} is in use; set CONSOLE_PORT`);
+        return 2;
+      }
       if (!(e instanceof ConsoleConfigError)) throw e;
       io.stderr(e.message);
       return 2;
