@@ -90,6 +90,11 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     const [, provider, swapId] = /^\/swaps\/([^/]+)\/([^/]+)$/.exec(href!)!.map(decodeURIComponent);
     await page.screenshot({ path: join(ARTIFACTS, 'console-swaps.png'), fullPage: true });
 
+    // Read before the page: rows journaled meanwhile may add to the page, never miss from it.
+    const journal = await pool.query<{ event_type: string; outcome: string }>(
+      `select event_type, outcome from event_journal where provider_id = $1 and swap_id = $2`,
+      [provider, swapId],
+    );
     await page.goto(`${consoleUrl}${href}`);
     const swap = (
       await pool.query(
@@ -125,10 +130,6 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     expect(shown).toEqual(postings.rows);
 
     // Every journal row of the swap is on its timeline, with its outcome.
-    const journal = await pool.query<{ event_type: string; outcome: string }>(
-      `select event_type, outcome from event_journal where provider_id = $1 and swap_id = $2`,
-      [provider, swapId],
-    );
     const timeline = await page.$$eval('h2:has-text("Timeline") + table tbody tr', (rows) =>
       rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent!.trim())),
     );
