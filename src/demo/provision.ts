@@ -34,8 +34,8 @@ interface DemoSecrets {
 export interface DemoSetup {
   readonly providerId: string;
   readonly simulatorPort: number;
-  /** Added to every worker's environment (the gateway's wallet key digest, faster polling). */
-  readonly workerEnv: Record<string, string>;
+  /** SHA-256 digest of the demo wallet's gateway key (for GATEWAY_API_KEY_DIGESTS). */
+  readonly walletKeyDigest: string;
   /** Only the demo worker's: where the simulator listens, its key file, the keys it uses. */
   readonly demoEnv: Record<string, string>;
 }
@@ -108,7 +108,7 @@ export async function provisionDemo(
   return {
     providerId: DEMO_PROVIDER,
     simulatorPort,
-    workerEnv: { GATEWAY_API_KEY_DIGESTS: apiKeyDigest(secrets.walletKey).toString('hex') },
+    walletKeyDigest: apiKeyDigest(secrets.walletKey).toString('hex'),
     demoEnv: {
       DEMO_PROVIDER,
       DEMO_SIMULATOR_PORT: String(simulatorPort),

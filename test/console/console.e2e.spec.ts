@@ -48,7 +48,8 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
           ? true
           : undefined;
       },
-      60_000,
+      // A minute on a quiet machine; a loaded one (shared cores, the whole suite) starts the workers slower.
+      150_000,
     );
     console.log(`[console e2e] demo states reached ${Date.now() - t0} ms after starting up`);
     page = await browser.newPage();
@@ -56,7 +57,7 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     page.on('console', (m) => {
       if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`);
     });
-  }, 150_000);
+  }, 280_000);
 
   afterAll(async () => {
     await browser?.close();

@@ -79,7 +79,8 @@ export class Supervisor {
   private spawn(w: Running): void {
     const child = spawn(process.execPath, [BIN, ...w.spec.args], {
       env: { ...(this.options.env ?? process.env), ...w.spec.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // The IPC channel only tells the worker when `up` is gone (see worker.ts).
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     w.child = child;
     w.startedAt = Date.now();

@@ -67,12 +67,8 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
     env.CONSOLE_KEY_DIGESTS = key.sha256;
   }
 
-  const workers: WorkerSpec[] = [
-    { name: 'projector', args: ['projector', 'run'] },
-    { name: 'reconciler', args: ['reconciler', 'run'] },
-    { name: 'webhook', args: ['webhook', 'serve'] },
-  ];
-  let gatewayDigests = config.GATEWAY_API_KEY_DIGESTS.length > 0;
+  let demoWorker: WorkerSpec | undefined;
+  const walletDigests = [...config.GATEWAY_API_KEY_DIGESTS];
   if (options.demo) {
     const pool = createPool(config.DATABASE_URL, { max: 1, applicationName: 'swap-ledger-up' });
     try {
@@ -81,23 +77,27 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
         webhookUrl: `http://${hostOf(config.WEBHOOK_HOST)}:${ports.webhook}`,
         gatewayUrl: `http://${hostOf(config.GATEWAY_HOST)}:${ports.gateway}`,
       });
-      Object.assign(env, demo.workerEnv);
+      // The demo wallet's key beside any configured ones.
+      walletDigests.push(demo.walletKeyDigest);
+      env.GATEWAY_API_KEY_DIGESTS = walletDigests.join(',');
       // Faster ticks than production so a demo swap is polled and confirmed within seconds.
       if (!process.env.POLL_CRON) env.POLL_CRON = '*/2 * * * * *';
-      gatewayDigests = true;
-      workers.push({ name: 'demo', args: ['demo', 'run'], env: demo.demoEnv });
+      demoWorker = { name: 'demo', args: ['demo', 'run'], env: demo.demoEnv };
       say(`demo: partner simulator as provider ${demo.providerId} on 127.0.0.1:${demo.simulatorPort}`);
     } finally {
       await pool.end();
     }
   }
-  if (gatewayDigests) workers.splice(3, 0, { name: 'gateway', args: ['gateway', 'serve'] });
-  else say('gateway not started: GATEWAY_API_KEY_DIGESTS lists no wallet key');
-  workers.splice(workers.length - (options.demo ? 1 : 0), 0, { name: 'poller', args: ['poller', 'run'] });
-  workers.splice(workers.length - (options.demo ? 1 : 0), 0, {
-    name: 'console',
-    args: ['console', 'serve', '--finance-schema', options.financeSchema],
-  });
+  if (walletDigests.length === 0) say('gateway not started: GATEWAY_API_KEY_DIGESTS lists no wallet key');
+  const workers: WorkerSpec[] = [
+    { name: 'projector', args: ['projector', 'run'] },
+    { name: 'reconciler', args: ['reconciler', 'run'] },
+    { name: 'webhook', args: ['webhook', 'serve'] },
+    ...(walletDigests.length > 0 ? [{ name: 'gateway', args: ['gateway', 'serve'] }] : []),
+    { name: 'poller', args: ['poller', 'run'] },
+    { name: 'console', args: ['console', 'serve', '--finance-schema', options.financeSchema] },
+    ...(demoWorker ? [demoWorker] : []),
+  ];
 
   const supervisor = new Supervisor(workers, { write: options.write, env: { ...process.env, ...env } });
   const consoleUrl = `http://${hostOf(config.CONSOLE_HOST)}:${ports.console}`;

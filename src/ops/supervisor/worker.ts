@@ -22,6 +22,10 @@ export async function runWorker(argv: string[], io: CliIo = processIo): Promise<
     io.stderr(`swap-ledger worker: "${name}" is not a worker command (${WORKER_COMMANDS.join(', ')})`);
     return 2;
   }
+  // `up` holds an IPC channel to each worker: if `up` dies without stopping it (SIGKILL), the channel
+  // closes and the worker stops cleanly instead of running on as an orphan.
+  const orphaned = () => process.emit('SIGTERM', 'SIGTERM');
+  if (process.send) process.once('disconnect', orphaned);
   const command = await load();
   try {
     return await command.run(argv.slice(2), io);
@@ -36,5 +40,9 @@ export async function runWorker(argv: string[], io: CliIo = processIo): Promise<
     }
     io.stderr(`swap-ledger ${name}: ${String((e as Error)?.message ?? e).split('\n')[0]}`);
     return 1;
+  } finally {
+    // An open channel would keep the finished worker alive.
+    process.off('disconnect', orphaned);
+    if (process.connected) process.disconnect();
   }
 }
