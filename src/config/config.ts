@@ -291,6 +291,18 @@ export const configSpec = {
     default: '*/15 * * * *',
     doc: 'node-cron schedule of the catalog sync inside `poller run` (off: only `catalog sync` runs it)',
   },
+  CONSOLE_HOST: {
+    parse: str,
+    default: '127.0.0.1',
+    doc: 'Address the ops/finance console listens on (loopback: it shows swaps and books)',
+  },
+  CONSOLE_PORT: { parse: int(0, 65_535), default: 8090, doc: 'Port of the console (0: any free port)' },
+  CONSOLE_KEY_DIGESTS: {
+    parse: sha256List,
+    default: [] as string[],
+    doc: 'SHA-256 digests (hex, comma separated) of the console login keys; `up` makes one when empty',
+    secret: true,
+  },
 } satisfies Record<string, KeySpec<unknown>>;
 
 type Spec = typeof configSpec;

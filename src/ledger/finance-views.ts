@@ -194,13 +194,17 @@ export async function ensureFinanceViews(
  * `db migrate`'s step: the finance views over `live`, in one transaction, serialised with other migrating
  * processes by an advisory lock.
  */
-export async function migrateFinanceViews(databaseUrl: string, live: string): Promise<void> {
+export async function migrateFinanceViews(
+  databaseUrl: string,
+  live: string,
+  finance = FINANCE_SCHEMA,
+): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'swap-ledger-migrate' });
   await client.connect();
   try {
     await client.query('begin');
     await client.query(`select pg_advisory_xact_lock(hashtext('swap-ledger:migrate:finance'))`);
-    await ensureFinanceViews(client, live);
+    await ensureFinanceViews(client, live, finance);
     await client.query('commit');
   } catch (e) {
     await client.query('rollback').catch(() => {});

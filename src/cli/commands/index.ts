@@ -23,9 +23,13 @@ import { pollerRunCommand } from './poller.ts';
 import { catalogSyncCommand } from './catalog.ts';
 import { outboxListCommand, outboxRelayCommand } from './outbox.ts';
 import { partnerCertifyCommand } from './partner.ts';
+import { upCommand } from './up.ts';
+import { consoleServeCommand } from './console.ts';
+import { demoRunCommand } from './demo.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
+  upCommand,
   healthCommand,
   dbMigrateCommand,
   topicsCreateCommand,
@@ -56,4 +60,6 @@ export const commands: readonly Command[] = [
   catalogSyncCommand,
   outboxRelayCommand,
   outboxListCommand,
+  consoleServeCommand,
+  demoRunCommand,
 ];

@@ -1,0 +1,49 @@
+import { parseOptions, UsageError, type Command } from '../command.ts';
+import { loadConfig } from '../../config/config.ts';
+import { assertIdentifier } from '../../db/client.ts';
+import { FINANCE_SCHEMA } from '../../ledger/finance-views.ts';
+import { platformUp } from '../../ops/supervisor/up.ts';
+import { ProvidersFileError } from '../../providers/file.ts';
+
+export const upCommand: Command = {
+  words: ['up'],
+  usage: 'up [--no-demo] [--finance-schema <name>] [--demo-dir <dir>]',
+  summary:
+    'migrate, create the topics and run every worker (projector, reconciler, webhook, gateway, poller, console) supervised, until Ctrl-C; without PROVIDERS_FILE also a demo partner and swaps',
+  async run(args, io) {
+    const { values, flags, positionals } = parseOptions(args, {
+      values: ['finance-schema', 'demo-dir'],
+      flags: ['no-demo'],
+    });
+    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const financeSchema = values['finance-schema'] ?? FINANCE_SCHEMA;
+    try {
+      assertIdentifier(financeSchema);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    const config = loadConfig(process.env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
+    const write = (line: string) => process.stdout.write(line + '\n');
+    let up;
+    try {
+      up = await platformUp(config, {
+        demo: !flags['no-demo'] && config.PROVIDERS_FILE === '',
+        financeSchema,
+        demoDir: values['demo-dir'] ?? '.stack/demo',
+        write,
+      });
+    } catch (e) {
+      if (!(e instanceof ProvidersFileError)) throw e;
+      io.stderr(e.message);
+      return 2;
+    }
+    const { supervisor } = up;
+    const stop = () => void supervisor.stop();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    const code = await supervisor.done;
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    return code;
+  },
+};

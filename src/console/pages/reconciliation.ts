@@ -1,0 +1,134 @@
+import type { ConsoleDb } from '../db.ts';
+import { badge, html, swapLink, table, time, type Html } from '../html.ts';
+import { barChart, COLOURS } from '../svg.ts';
+
+const VERDICT_ORDER = ['MATCHED', 'WITHIN_TOLERANCE', 'UNVERIFIABLE', 'MISMATCH'];
+const VERDICT_COLOURS = ['#13a36b', '#8fbf3f', '#e0a100', '#d64545'];
+
+export interface MismatchRow {
+  swap_id: string;
+  provider_id: string;
+  status: string;
+  reconciled_at: string;
+  check_name: string;
+  check_verdict: string;
+  expected: string | null;
+  actual: string | null;
+  delta: string | null;
+  tolerance: string | null;
+  detail: string | null;
+}
+
+export function openMismatches(db: ConsoleDb): Promise<MismatchRow[]> {
+  return db.financeQuery<MismatchRow>(
+    `select swap_id, provider_id, status, reconciled_at, check_name, check_verdict, expected, actual, delta,
+       tolerance, detail
+     from ${db.finance}.reconciliation_mismatches order by reconciled_at desc, provider_id, swap_id, check_no`,
+  );
+}
+
+/** Verdict counts per hour (UTC) of verdict time, over the last `hours`. */
+async function verdictsOverTime(db: ConsoleDb, hours: number) {
+  return db.financeQuery<{ hour: string; verdict: string; n: string }>(
+    `select to_char(date_trunc('hour', reconciled_at at time zone 'UTC'), 'YYYY-MM-DD HH24:00') as hour, verdict,
+       count(*)::text as n
+     from ${db.finance}.reconciliation_verdicts where reconciled_at >= now() - make_interval(hours => $1)
+     group by 1, 2 order by 1`,
+    [hours],
+  );
+}
+
+export async function reconciliationLive(db: ConsoleDb): Promise<Html> {
+  const [counts, overTime, mismatches, queue] = await Promise.all([
+    db.financeQuery<{ verdict: string; n: string }>(
+      `select verdict, count(*)::text as n from ${db.finance}.reconciliation_verdicts group by verdict`,
+    ),
+    verdictsOverTime(db, 48),
+    openMismatches(db),
+    db.query<{ n: string }>('select count(*)::text as n from reconciliation_queue'),
+  ]);
+  const hours = [...new Set(overTime.map((r) => r.hour))];
+  const bars = hours.map((h) => ({
+    label: h.slice(11),
+    values: VERDICT_ORDER.map((v) => overTime.find((r) => r.hour === h && r.verdict === v)?.n ?? '0'),
+  }));
+  const swaps = new Set(mismatches.map((m) => `${m.provider_id}/${m.swap_id}`));
+  return html`<div class="cards">
+      ${VERDICT_ORDER.map(
+        (v) =>
+          html`<div class="card" data-count="${v}">
+            <div class="n">${counts.find((c) => c.verdict === v)?.n ?? '0'}</div>
+            <div class="l">${v.toLowerCase().replace('_', ' ')}</div>
+          </div>`,
+      )}
+      <div class="card" data-count="queue">
+        <div class="n">${queue[0]?.n ?? '0'}</div>
+        <div class="l">waiting in the queue</div>
+      </div>
+    </div>
+    ${barChart({
+      title: 'verdicts per hour (UTC), last 48 hours',
+      bars,
+      series: VERDICT_ORDER.map((v, i) => ({ name: v, colour: VERDICT_COLOURS[i] ?? COLOURS[i]! })),
+      id: 'verdict-chart',
+    })}
+    <h2>
+      Open mismatches
+      <span class="muted">(${swaps.size} swap(s), ${mismatches.length} failing check(s))</span>
+      <a href="/reconciliation/mismatches.csv" download>export CSV</a>
+    </h2>
+    ${table(
+      [
+        'swap',
+        'status',
+        'reconciled',
+        'check',
+        'verdict',
+        'expected',
+        'actual',
+        'delta',
+        'tolerance',
+        'detail',
+      ],
+      mismatches.map((m) => [
+        swapLink(m.provider_id, m.swap_id),
+        badge(m.status),
+        time(m.reconciled_at),
+        html`<code>${m.check_name}</code>`,
+        badge(m.check_verdict),
+        m.expected ?? '',
+        m.actual ?? '',
+        m.delta ?? '',
+        m.tolerance ?? '',
+        m.detail ?? '',
+      ]),
+      'no open mismatch',
+    )}`;
+}
+
+const CSV_COLUMNS: (keyof MismatchRow)[] = [
+  'provider_id',
+  'swap_id',
+  'status',
+  'reconciled_at',
+  'check_name',
+  'check_verdict',
+  'expected',
+  'actual',
+  'delta',
+  'tolerance',
+  'detail',
+];
+
+/** RFC 4180 CSV; a cell starting with = + - @ is prefixed with ' so a spreadsheet never runs it. */
+export function mismatchesCsv(rows: readonly MismatchRow[]): string {
+  const cell = (v: unknown) => {
+    let s = v === null || v === undefined ? '' : String(v);
+    if (/^[=+\-@]/.test(s) && !/^-?\d/.test(s)) s = `'${s}`;
+    return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
+  return (
+    [CSV_COLUMNS.join(','), ...rows.map((r) => CSV_COLUMNS.map((c) => cell(r[c])).join(','))].join('\r\n') +
+    '\r\n'
+  );
+}

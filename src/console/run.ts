@@ -1,0 +1,61 @@
+import type { Config } from '../config/config.ts';
+import { createKafka } from '../events/kafka.ts';
+import type { Logger } from '../observability/log.ts';
+import { ConsoleDb } from './db.ts';
+import { buildConsoleServer } from './server.ts';
+
+export interface RunningConsole {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export class ConsoleConfigError extends Error {
+  override name = 'ConsoleConfigError';
+}
+
+export async function startConsole(
+  config: Pick<
+    Config,
+    | 'DATABASE_URL'
+    | 'KAFKA_BROKERS'
+    | 'KAFKA_CLIENT_ID'
+    | 'EVENTS_TOPIC'
+    | 'PROJECTION_SCHEMA'
+    | 'CONSOLE_HOST'
+    | 'CONSOLE_PORT'
+    | 'CONSOLE_KEY_DIGESTS'
+  >,
+  logger: Logger,
+  options: { financeSchema: string },
+): Promise<RunningConsole> {
+  if (config.CONSOLE_KEY_DIGESTS.length === 0)
+    throw new ConsoleConfigError('CONSOLE_KEY_DIGESTS lists no login key: the console refuses to start open');
+  const admin = createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: `${config.KAFKA_CLIENT_ID}-console`,
+  }).admin();
+  await admin.connect();
+  const db = new ConsoleDb(config.DATABASE_URL, config.PROJECTION_SCHEMA, options.financeSchema, logger, {
+    admin,
+    topic: config.EVENTS_TOPIC,
+  });
+  const app = await buildConsoleServer({ db, keyDigests: config.CONSOLE_KEY_DIGESTS, logger });
+  try {
+    await app.listen({ host: config.CONSOLE_HOST, port: config.CONSOLE_PORT });
+  } catch (e) {
+    await db.close();
+    await admin.disconnect();
+    throw e;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.CONSOLE_PORT;
+  const host = config.CONSOLE_HOST.includes(':') ? `[${config.CONSOLE_HOST}]` : config.CONSOLE_HOST;
+  return {
+    url: `http://${host}:${port}`,
+    async stop() {
+      await app.close();
+      await db.close();
+      await admin.disconnect();
+    },
+  };
+}

@@ -1,0 +1,194 @@
+import { readFileSync } from 'node:fs';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import type { Logger } from '../observability/log.ts';
+import { ConsoleAuth, SESSION_COOKIE, clearedCookie, cookieValue, sessionCookie } from './auth.ts';
+import type { ConsoleDb } from './db.ts';
+import { escapeHtml, html, type Html } from './html.ts';
+import { page } from './layout.ts';
+import { booksControls, booksLive, parseInstant } from './pages/books.ts';
+import { operationsLive } from './pages/operations.ts';
+import { mismatchesCsv, openMismatches, reconciliationLive } from './pages/reconciliation.ts';
+import { swapLive } from './pages/swap.ts';
+import { cleanFilters, swapsControls, swapsLive } from './pages/swaps.ts';
+
+const ASSETS: Record<string, { file: URL; type: string }> = {
+  'console.css': { file: new URL('./assets/console.css', import.meta.url), type: 'text/css; charset=utf-8' },
+  'console.js': {
+    file: new URL('./assets/console.js', import.meta.url),
+    type: 'text/javascript; charset=utf-8',
+  },
+};
+
+/** Provider and swap ids in a path: printable, bounded; checked before any query. */
+const PATH_ID = /^[\x21-\x7e]{1,200}$/;
+
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  // The login link carries the key: no page may pass its URL on.
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+function loginPage(failed: boolean): Html {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <title>Log in · swap-ledger console</title>
+        <link rel="icon" href="data:," />
+        <link rel="stylesheet" href="/assets/console.css" />
+      </head>
+      <body>
+        <form class="login" method="post" action="/login">
+          <h1>swap-ledger console</h1>
+          <p class="muted">Read-only view of swaps, reconciliation, books and operations.</p>
+          ${failed ? html`<p class="error" id="login-error">That key is not valid.</p>` : ''}
+          <label
+            >Login key<input type="password" name="key" autocomplete="current-password" autofocus
+          /></label>
+          <button class="primary" type="submit">Log in</button>
+          <p class="muted">"swap-ledger up" prints a login link when it starts.</p>
+        </form>
+      </body>
+    </html>`;
+}
+
+export interface ConsoleServerOptions {
+  readonly db: ConsoleDb;
+  readonly keyDigests: readonly string[];
+  readonly logger: Logger;
+}
+
+export async function buildConsoleServer(options: ConsoleServerOptions): Promise<FastifyInstance> {
+  const { db } = options;
+  const auth = new ConsoleAuth(options.keyDigests);
+  const assets = Object.fromEntries(
+    Object.entries(ASSETS).map(([name, a]) => [name, { body: readFileSync(a.file), type: a.type }]),
+  );
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 4096,
+    // Swap ids up to PATH_ID's bound reach the handler, which answers 400 beyond it.
+    maxParamLength: 256,
+  });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
+  app.addHook('onRequest', async (request, reply) => {
+    reply.headers(SECURITY_HEADERS);
+    const path = request.url.split('?')[0]!;
+    if (path === '/login' || path === '/healthz' || path.startsWith('/assets/')) return;
+    if (auth.isSession(cookieValue(request.headers.cookie, SESSION_COOKIE))) return;
+    if (request.headers['x-console-fragment'] || request.method !== 'GET')
+      return reply.code(401).type('text/plain').send('log in first');
+    return reply.redirect('/login', 303);
+  });
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    options.logger.error({ err: error.message, url: request.url.split('?')[0] }, 'console page failed');
+    void reply
+      .code(error.statusCode && error.statusCode < 500 ? error.statusCode : 500)
+      .type('text/html; charset=utf-8')
+      .send(
+        `<!doctype html><p>The console could not build this page (${escapeHtml(error.statusCode && error.statusCode < 500 ? error.message : 'server error')}).</p>`,
+      );
+  });
+
+  const login = (key: unknown, reply: FastifyReply) => {
+    const token = auth.login(key);
+    if (!token) return reply.code(401).type('text/html; charset=utf-8').send(loginPage(true).text);
+    return reply.header('set-cookie', sessionCookie(token)).redirect('/swaps', 303);
+  };
+  app.get<{ Querystring: { key?: string } }>('/login', async (request, reply) =>
+    request.query.key !== undefined
+      ? login(request.query.key, reply)
+      : reply.type('text/html; charset=utf-8').send(loginPage(false).text),
+  );
+  app.post<{ Body: { key?: string } }>('/login', async (request, reply) => login(request.body?.key, reply));
+  app.post('/logout', async (request, reply) => {
+    auth.logout(cookieValue(request.headers.cookie, SESSION_COOKIE));
+    return reply.header('set-cookie', clearedCookie).redirect('/login', 303);
+  });
+  app.get('/healthz', async () => 'ok');
+  app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
+    const asset = assets[request.params.name];
+    if (!asset) return reply.code(404).send('not found');
+    return reply.type(asset.type).header('cache-control', 'max-age=300').send(asset.body);
+  });
+  app.get('/', async (_request, reply) => reply.redirect('/swaps', 303));
+
+  /** The whole page, or only its live part when the page script asks for it. */
+  const send = (request: FastifyRequest, reply: FastifyReply, title: string, live: Html, controls?: Html) => {
+    reply.type('text/html; charset=utf-8');
+    if (request.headers['x-console-fragment']) return reply.send(live.text);
+    return reply.send(page({ title, path: request.url, live, ...(controls ? { controls } : {}) }).text);
+  };
+
+  app.get<{ Querystring: Record<string, string> }>('/swaps', async (request, reply) => {
+    const filters = cleanFilters(request.query);
+    const live = await swapsLive(db, filters);
+    return send(
+      request,
+      reply,
+      'Swaps',
+      live,
+      request.headers['x-console-fragment'] ? undefined : await swapsControls(db, filters),
+    );
+  });
+  app.get<{ Params: { provider: string; swapId: string } }>(
+    '/swaps/:provider/:swapId',
+    async (request, reply) => {
+      const { provider, swapId } = request.params;
+      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send('provider and swap id must be 1-200 printable characters');
+      const live = await swapLive(db, provider, swapId);
+      if (!live) {
+        reply.code(404);
+        return send(
+          request,
+          reply,
+          `Swap ${provider}/${swapId}`,
+          html`<p class="error">No swap ${provider}/${swapId} in the projection.</p>`,
+        );
+      }
+      return send(request, reply, `Swap ${provider}/${swapId}`, live);
+    },
+  );
+  app.get('/reconciliation', async (request, reply) =>
+    send(request, reply, 'Reconciliation', await reconciliationLive(db)),
+  );
+  app.get('/reconciliation/mismatches.csv', async (_request, reply) =>
+    reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', 'attachment; filename="mismatches.csv"')
+      .send(mismatchesCsv(await openMismatches(db))),
+  );
+  app.get<{ Querystring: { as_of?: string; known_at?: string } }>('/books', async (request, reply) => {
+    const asOf = parseInstant(request.query.as_of);
+    const knownAt = parseInstant(request.query.known_at);
+    const bad = (request.query.as_of && !asOf) || (request.query.known_at && !knownAt);
+    const q = { ...(asOf ? { asOf } : {}), ...(knownAt ? { knownAt } : {}) };
+    const live = bad
+      ? html`<p class="error">Times must look like 2026-11-01T12:00 (UTC) or carry a zone.</p>`
+      : await booksLive(db, q);
+    if (bad) reply.code(400);
+    return send(request, reply, 'Books', live, booksControls(q));
+  });
+  app.get('/operations', async (request, reply) =>
+    send(request, reply, 'Operations', await operationsLive(db)),
+  );
+  return app;
+}

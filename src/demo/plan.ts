@@ -1,0 +1,96 @@
+import type { SwapFault } from '../partner/simulator/index.ts';
+
+/** What the demo makes one swap do: how it is created, where the partner takes it, what goes wrong. */
+export interface DemoSwap {
+  readonly method: 'fixed' | 'float';
+  readonly from: string;
+  readonly to: string;
+  /** Decimal text in the source currency, inside the simulator's min/max. */
+  readonly amount: string;
+  readonly outcome: 'FINISHED' | 'REFUNDED' | 'EXPIRED';
+  /** A simulator fault the reconciler should catch. */
+  readonly fault?: SwapFault;
+}
+
+/** The first minute: every final status and a few mismatches, in several currencies, fixed and float. */
+export const FIRST_WAVE: readonly DemoSwap[] = [
+  { method: 'fixed', from: 'btc', to: 'eth', amount: '0.01', outcome: 'FINISHED' },
+  { method: 'float', from: 'eth', to: 'usdt', amount: '0.5', outcome: 'FINISHED' },
+  { method: 'fixed', from: 'ltc', to: 'btc', amount: '2', outcome: 'REFUNDED' },
+  { method: 'float', from: 'usdt', to: 'sol', amount: '250', outcome: 'EXPIRED' },
+  {
+    method: 'fixed',
+    from: 'sol',
+    to: 'eth',
+    amount: '3',
+    outcome: 'FINISHED',
+    fault: 'final-amount-below-signed',
+  },
+  { method: 'float', from: 'btc', to: 'xrp', amount: '0.01', outcome: 'FINISHED' },
+  {
+    method: 'fixed',
+    from: 'eth',
+    to: 'btc',
+    amount: '0.5',
+    outcome: 'FINISHED',
+    fault: 'fees-differ-from-creation',
+  },
+  { method: 'fixed', from: 'btc', to: 'ltc', amount: '0.01', outcome: 'REFUNDED' },
+  { method: 'float', from: 'ltc', to: 'eth', amount: '2', outcome: 'FINISHED', fault: 'missing-payout-hash' },
+  { method: 'fixed', from: 'usdt', to: 'btc', amount: '250', outcome: 'EXPIRED' },
+];
+
+const AMOUNTS: Readonly<Record<string, string>> = {
+  btc: '0.01',
+  eth: '0.5',
+  ltc: '2',
+  usdt: '250',
+  sol: '3',
+  pol: '400',
+  bat: '900',
+};
+const SOURCES = Object.keys(AMOUNTS);
+const TARGETS = ['btc', 'eth', 'ltc', 'usdt', 'sol', 'xrp'];
+const FAULTS: readonly SwapFault[] = [
+  'final-amount-below-signed',
+  'fees-differ-from-creation',
+  'missing-payin-hash',
+  'wrong-destination-amount',
+];
+
+/** A seeded generator (mulberry32), so a demo run can be repeated. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** After the first wave: mostly clean finished swaps, some refunds and expiries, one in eight faulty. */
+export function nextDemoSwap(random: () => number): DemoSwap {
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const from = pick(SOURCES);
+  const to = pick(TARGETS.filter((t) => t !== from));
+  const r = random();
+  const outcome = r < 0.7 ? 'FINISHED' : r < 0.85 ? 'REFUNDED' : 'EXPIRED';
+  const fault = outcome === 'FINISHED' && random() < 0.125 ? pick(FAULTS) : undefined;
+  return {
+    method: to === 'xrp' || random() < 0.4 ? 'float' : 'fixed',
+    from,
+    to,
+    amount: AMOUNTS[from]!,
+    outcome,
+    ...(fault ? { fault } : {}),
+  };
+}
+
+/** The partner's steps after creation (PENDING) up to the final one; partner-specific names on purpose. */
+export function stepsOf(swap: DemoSwap): readonly string[] {
+  if (swap.outcome === 'FINISHED') return ['EXCHANGING', 'SENDING', 'FINISHED'];
+  if (swap.outcome === 'REFUNDED') return ['ON_HOLD', 'REFUNDED'];
+  return ['EXPIRED'];
+}

@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from '../observability/log.ts';
+import { startPartnerSimulator, type PartnerSimulator } from '../partner/simulator/index.ts';
+import { FIRST_WAVE, nextDemoSwap, seededRandom, stepsOf, type DemoSwap } from './plan.ts';
+
+/** Addresses of the demo user, per partner currency id (plausible shapes; the simulator echoes them). */
+const ADDRESSES: Readonly<Record<string, string>> = {
+  btc: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+  ltc: 'ltc1qg82tmfhx4cn2pz4z3m0hnm4u9nqwqd4vq5w8kx',
+  eth: '0xb794f5ea0ba39494ce839613fffba74279579268',
+  usdt: '0xb794f5ea0ba39494ce839613fffba74279579268',
+  bat: '0xb794f5ea0ba39494ce839613fffba74279579268',
+  pol: '0xb794f5ea0ba39494ce839613fffba74279579268',
+  sol: '7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV',
+  xrp: 'rN7n7otQDd6FczFgLdSqtcsAUxDkw6fzRH',
+};
+
+export interface DemoOptions {
+  readonly providerId: string;
+  readonly simulatorPort: number;
+  readonly simulatorKeyPem: string;
+  readonly webhookUrl: string;
+  readonly webhookKey: string;
+  readonly gatewayUrl: string;
+  readonly walletKey: string;
+  /** Wait between swaps after the first wave. */
+  readonly intervalMs: number;
+  /** Wait between a swap's status steps. */
+  readonly stepMs: number;
+  readonly seed?: number;
+}
+
+export interface RunningDemo {
+  readonly simulator: PartnerSimulator;
+  stop(): Promise<void>;
+}
+
+/** `DEMO_*` variables `up` gives the demo worker (keys through the environment, not the command line). */
+export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoOptions {
+  const need = (k: string): string => {
+    const v = env[k];
+    if (!v) throw new Error(`${k} is not set: the demo worker is started by "swap-ledger up"`);
+    return v;
+  };
+  return {
+    providerId: need('DEMO_PROVIDER'),
+    simulatorPort: Number(need('DEMO_SIMULATOR_PORT')),
+    simulatorKeyPem: readFileSync(need('DEMO_SIMULATOR_KEY_FILE'), 'utf8'),
+    webhookUrl: need('DEMO_WEBHOOK_URL'),
+    webhookKey: need('DEMO_WEBHOOK_KEY'),
+    gatewayUrl: need('DEMO_GATEWAY_URL'),
+    walletKey: need('DEMO_WALLET_KEY'),
+    intervalMs: Number(env.DEMO_INTERVAL_MS ?? 4000),
+    stepMs: Number(env.DEMO_STEP_MS ?? 2500),
+  };
+}
+
+/**
+ * The demo: the partner simulator (real HTTP, webhooks to the platform) and a wallet that makes swaps
+ * through the gateway, as a user of the platform would, then moves each along its planned path.
+ */
+export async function startDemo(options: DemoOptions, logger: Logger): Promise<RunningDemo> {
+  const simulator = await startPartnerSimulator({
+    port: options.simulatorPort,
+    providerId: options.providerId,
+    privateKeyPem: options.simulatorKeyPem,
+    webhook: { url: options.webhookUrl, apiKey: options.webhookKey },
+    progression: { advanceOn: 'manual' },
+  });
+  logger.info({ url: simulator.url, provider: options.providerId }, 'partner simulator listening');
+  const stopping = new AbortController();
+  const random = seededRandom(options.seed ?? Date.now() % 2 ** 31);
+  const timers = new Set<NodeJS.Timeout>();
+
+  const call = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${options.gatewayUrl}${path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': options.walletKey, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(15_000)]),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+  };
+
+  const quoteOf = (swap: DemoSwap) =>
+    call('/v1/quotes', {
+      providerId: options.providerId,
+      from: swap.from,
+      to: swap.to,
+      amount: swap.amount,
+      ...(swap.method === 'float' ? { tradeMethod: 'float' } : {}),
+    });
+
+  const make = async (swap: DemoSwap): Promise<void> => {
+    const quote = await quoteOf(swap);
+    if (quote.status !== 200) {
+      logger.warn({ status: quote.status, error: quote.body.error, swap }, 'demo quote refused');
+      return;
+    }
+    if (swap.fault) simulator.injectSwapFaults([swap.fault], { nextSwaps: 1 });
+    const created = await call(
+      '/v1/swaps',
+      {
+        providerId: options.providerId,
+        tradeMethod: swap.method,
+        quoteRef: quote.body.quoteRef,
+        ...(swap.method === 'float' ? { from: swap.from, to: swap.to, amount: swap.amount } : {}),
+        payoutAddress: ADDRESSES[swap.to],
+        refundAddress: ADDRESSES[swap.from],
+        nonce: randomBytes(32).toString('hex'),
+        slippage: '0.02',
+      },
+      { 'idempotency-key': `demo-${randomBytes(8).toString('hex')}` },
+    );
+    const swapId = created.body.swapId;
+    if (typeof swapId !== 'string') {
+      simulator.clearFaults();
+      logger.warn({ status: created.status, error: created.body.error, swap }, 'demo swap refused');
+      return;
+    }
+    logger.info(
+      {
+        swap: `${options.providerId}/${swapId}`,
+        method: swap.method,
+        pair: `${swap.from}->${swap.to}`,
+        plan: swap.outcome,
+        fault: swap.fault,
+        gateway: created.status,
+      },
+      'demo swap created',
+    );
+    stepsOf(swap).forEach((status, i) => {
+      const t = setTimeout(
+        () => {
+          timers.delete(t);
+          if (!stopping.signal.aborted) simulator.advance(swapId, status);
+        },
+        options.stepMs * (i + 1),
+      );
+      timers.add(t);
+    });
+  };
+
+  const loop = (async () => {
+    // The poller syncs the catalog at its start; until then quotes are refused (unknown pair).
+    while (!stopping.signal.aborted) {
+      const ready = await quoteOf(FIRST_WAVE[0]!).catch(() => undefined);
+      if (ready?.status === 200) break;
+      await delay(1000, undefined, { signal: stopping.signal }).catch(() => undefined);
+    }
+    let made = 0;
+    while (!stopping.signal.aborted) {
+      const swap = made < FIRST_WAVE.length ? FIRST_WAVE[made]! : nextDemoSwap(random);
+      await make(swap).catch((e: Error) => {
+        if (!stopping.signal.aborted) logger.warn({ err: e.message }, 'demo swap failed');
+      });
+      made++;
+      const wait = made < FIRST_WAVE.length ? 300 : options.intervalMs;
+      await delay(wait, undefined, { signal: stopping.signal }).catch(() => undefined);
+    }
+  })();
+
+  return {
+    simulator,
+    async stop() {
+      stopping.abort();
+      for (const t of timers) clearTimeout(t);
+      await loop;
+      await simulator.close();
+    },
+  };
+}

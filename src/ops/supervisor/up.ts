@@ -1,0 +1,107 @@
+import { resolve } from 'node:path';
+import type { Config } from '../../config/config.ts';
+import { createPool } from '../../db/client.ts';
+import { migratePlatform, migrateProjection } from '../../db/migrate.ts';
+import { createKafka, createTopics } from '../../events/index.ts';
+import { migrateFinanceViews } from '../../ledger/finance-views.ts';
+import { freePort, provisionDemo } from '../../demo/provision.ts';
+import { generateApiKey } from '../../providers/api-keys.ts';
+import { Supervisor, type WorkerSpec } from './supervisor.ts';
+
+export interface UpOptions {
+  readonly demo: boolean;
+  readonly financeSchema: string;
+  readonly demoDir: string;
+  readonly write: (line: string) => void;
+}
+
+export interface Up {
+  readonly supervisor: Supervisor;
+  readonly consoleUrl: string;
+}
+
+const hostOf = (h: string) => (h.includes(':') ? `[${h}]` : h);
+
+/**
+ * Everything `swap-ledger up` does before supervising: migrations, topics, the demo partner when asked,
+ * a console login key when none is configured; then the workers, each a `swap-ledger` child process.
+ */
+export async function platformUp(config: Config, options: UpOptions): Promise<Up> {
+  const say = (line: string) =>
+    options.write(`up         | ${new Date().toISOString().slice(11, 19)} ${line}`);
+  await migratePlatform(config.DATABASE_URL);
+  await migrateProjection(config.DATABASE_URL, config.PROJECTION_SCHEMA);
+  await migrateFinanceViews(config.DATABASE_URL, config.PROJECTION_SCHEMA, options.financeSchema);
+  say(`migrated: schemas platform, ${config.PROJECTION_SCHEMA}; finance views in ${options.financeSchema}`);
+  const admin = createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: `${config.KAFKA_CLIENT_ID}-admin`,
+  }).admin();
+  await admin.connect();
+  try {
+    await createTopics(admin, {
+      eventsTopic: config.EVENTS_TOPIC,
+      dlqTopic: config.DLQ_TOPIC,
+      partitions: config.TOPIC_PARTITIONS,
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  say(`topics ready: ${config.EVENTS_TOPIC}, ${config.DLQ_TOPIC}`);
+
+  // Port 0 means "any": chosen here, because the demo and the console URL must know it.
+  const ports = {
+    webhook: config.WEBHOOK_PORT || (await freePort()),
+    gateway: config.GATEWAY_PORT || (await freePort()),
+    console: config.CONSOLE_PORT || (await freePort()),
+  };
+  const env: Record<string, string> = {
+    WEBHOOK_PORT: String(ports.webhook),
+    GATEWAY_PORT: String(ports.gateway),
+    CONSOLE_PORT: String(ports.console),
+  };
+  let consoleKey: string | undefined;
+  if (config.CONSOLE_KEY_DIGESTS.length === 0) {
+    const key = generateApiKey();
+    consoleKey = key.key;
+    env.CONSOLE_KEY_DIGESTS = key.sha256;
+  }
+
+  let demoWorker: WorkerSpec | undefined;
+  const walletDigests = [...config.GATEWAY_API_KEY_DIGESTS];
+  if (options.demo) {
+    const pool = createPool(config.DATABASE_URL, { max: 1, applicationName: 'swap-ledger-up' });
+    try {
+      const demo = await provisionDemo(pool, {
+        dir: resolve(options.demoDir),
+        webhookUrl: `http://${hostOf(config.WEBHOOK_HOST)}:${ports.webhook}`,
+        gatewayUrl: `http://${hostOf(config.GATEWAY_HOST)}:${ports.gateway}`,
+      });
+      // The demo wallet's key beside any configured ones.
+      walletDigests.push(demo.walletKeyDigest);
+      env.GATEWAY_API_KEY_DIGESTS = walletDigests.join(',');
+      // Faster ticks than production so a demo swap is polled and confirmed within seconds.
+      if (!process.env.POLL_CRON) env.POLL_CRON = '*/2 * * * * *';
+      demoWorker = { name: 'demo', args: ['demo', 'run'], env: demo.demoEnv };
+      say(`demo: partner simulator as provider ${demo.providerId} on 127.0.0.1:${demo.simulatorPort}`);
+    } finally {
+      await pool.end();
+    }
+  }
+  if (walletDigests.length === 0) say('gateway not started: GATEWAY_API_KEY_DIGESTS lists no wallet key');
+  const workers: WorkerSpec[] = [
+    { name: 'projector', args: ['projector', 'run'] },
+    { name: 'reconciler', args: ['reconciler', 'run'] },
+    { name: 'webhook', args: ['webhook', 'serve'] },
+    ...(walletDigests.length > 0 ? [{ name: 'gateway', args: ['gateway', 'serve'] }] : []),
+    { name: 'poller', args: ['poller', 'run'] },
+    { name: 'console', args: ['console', 'serve', '--finance-schema', options.financeSchema] },
+    ...(demoWorker ? [demoWorker] : []),
+  ];
+
+  const supervisor = new Supervisor(workers, { write: options.write, env: { ...process.env, ...env } });
+  const consoleUrl = `http://${hostOf(config.CONSOLE_HOST)}:${ports.console}`;
+  supervisor.start();
+  say(`console: ${consoleUrl}/` + (consoleKey ? ` (login: ${consoleUrl}/login?key=${consoleKey})` : ''));
+  return { supervisor, consoleUrl };
+}

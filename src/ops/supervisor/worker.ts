@@ -1,0 +1,48 @@
+import { processIo, UsageError, type CliIo, type Command } from '../../cli/command.ts';
+import { ConfigError } from '../../config/config.ts';
+
+/** The commands `up` runs as workers, each loaded on its own (bin/swap-ledger-worker.mjs). */
+const WORKERS: Record<string, () => Promise<Command>> = {
+  'projector run': () => import('../../cli/commands/projector.ts').then((m) => m.projectorRunCommand),
+  'reconciler run': () => import('../../cli/commands/reconcile.ts').then((m) => m.reconcilerRunCommand),
+  'webhook serve': () => import('../../cli/commands/webhook.ts').then((m) => m.webhookServeCommand),
+  'gateway serve': () => import('../../cli/commands/gateway.ts').then((m) => m.gatewayServeCommand),
+  'poller run': () => import('../../cli/commands/poller.ts').then((m) => m.pollerRunCommand),
+  'console serve': () => import('../../cli/commands/console.ts').then((m) => m.consoleServeCommand),
+  'demo run': () => import('../../cli/commands/demo.ts').then((m) => m.demoRunCommand),
+};
+
+export const WORKER_COMMANDS = Object.keys(WORKERS);
+
+/** Exit codes as `swap-ledger` gives them: 0 ok, 1 failure, 2 usage or configuration (not worth a restart). */
+export async function runWorker(argv: string[], io: CliIo = processIo): Promise<number> {
+  const name = argv.slice(0, 2).join(' ');
+  const load = WORKERS[name];
+  if (!load) {
+    io.stderr(`swap-ledger worker: "${name}" is not a worker command (${WORKER_COMMANDS.join(', ')})`);
+    return 2;
+  }
+  // `up` holds an IPC channel to each worker: if `up` dies without stopping it (SIGKILL), the channel
+  // closes and the worker stops cleanly instead of running on as an orphan.
+  const orphaned = () => process.emit('SIGTERM', 'SIGTERM');
+  if (process.send) process.once('disconnect', orphaned);
+  const command = await load();
+  try {
+    return await command.run(argv.slice(2), io);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr(`swap-ledger ${name}: ${e.message}; usage: swap-ledger ${command.usage}`);
+      return 2;
+    }
+    if (e instanceof ConfigError) {
+      io.stderr(e.message);
+      return 2;
+    }
+    io.stderr(`swap-ledger ${name}: ${String((e as Error)?.message ?? e).split('\n')[0]}`);
+    return 1;
+  } finally {
+    // An open channel would keep the finished worker alive.
+    process.off('disconnect', orphaned);
+    if (process.connected) process.disconnect();
+  }
+}

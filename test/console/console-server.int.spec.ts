@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { ConsoleDb } from '../../src/console/db.ts';
+import { buildConsoleServer } from '../../src/console/server.ts';
+import { ensureFinanceViews } from '../../src/ledger/finance-views.ts';
+import { migratePlatform } from '../../src/db/migrate.ts';
+import { createLogger } from '../../src/observability/log.ts';
+import { generateApiKey } from '../../src/providers/api-keys.ts';
+import { freshProjection, testStack, uniqueName } from '../support/context.ts';
+
+/** The console's HTTP edge on a real (empty) projection: login, refusals, read-only sessions. */
+describe('console server', () => {
+  const key = generateApiKey();
+  let app: FastifyInstance;
+  let db: ConsoleDb;
+  let projection: Awaited<ReturnType<typeof freshProjection>>;
+  let cookie: string;
+
+  beforeAll(async () => {
+    const { databaseUrl } = testStack();
+    await migratePlatform(databaseUrl);
+    projection = await freshProjection('console');
+    const finance = uniqueName('finance', '_');
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    await ensureFinanceViews(client, projection.schema, finance).finally(() => client.end());
+    db = new ConsoleDb(databaseUrl, projection.schema, finance, createLogger({ level: 'silent' }));
+    app = await buildConsoleServer({
+      db,
+      keyDigests: [key.sha256],
+      logger: createLogger({ level: 'silent' }),
+    });
+    const login = await app.inject({ method: 'GET', url: `/login?key=${key.key}` });
+    expect(login.statusCode).toBe(303);
+    cookie = String(login.headers['set-cookie']).split(';')[0]!;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.close();
+    await projection?.pool.end();
+  });
+
+  it('sends a visitor without a session to the login page, and a script to 401', async () => {
+    const page = await app.inject({ method: 'GET', url: '/swaps' });
+    expect(page.statusCode).toBe(303);
+    expect(page.headers.location).toBe('/login');
+    const fragment = await app.inject({
+      method: 'GET',
+      url: '/swaps',
+      headers: { 'x-console-fragment': '1' },
+    });
+    expect(fragment.statusCode).toBe(401);
+    const wrong = await app.inject({
+      method: 'POST',
+      url: '/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'key=slk_wrong',
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('serves every page to a session, with headers that keep the key and the page private', async () => {
+    for (const url of ['/swaps', '/reconciliation', '/books', '/operations']) {
+      const r = await app.inject({ method: 'GET', url, headers: { cookie } });
+      expect(r.statusCode, url).toBe(200);
+      expect(r.headers['referrer-policy']).toBe('no-referrer');
+      expect(r.headers['content-security-policy']).toContain("script-src 'self'");
+    }
+    const csv = await app.inject({
+      method: 'GET',
+      url: '/reconciliation/mismatches.csv',
+      headers: { cookie },
+    });
+    expect(csv.headers['content-type']).toContain('text/csv');
+    expect(csv.body).toBe(
+      'provider_id,swap_id,status,reconciled_at,check_name,check_verdict,expected,actual,delta,tolerance,detail\r\n',
+    );
+  });
+
+  it('answers bad input with a clear error, and an unknown swap with 404', async () => {
+    const longId = 'x'.repeat(201);
+    expect(
+      (await app.inject({ method: 'GET', url: `/swaps/p/${longId}`, headers: { cookie } })).statusCode,
+    ).toBe(400);
+    const unknown = await app.inject({ method: 'GET', url: '/swaps/p/nope', headers: { cookie } });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.body).toContain('No swap p/nope');
+    const books = await app.inject({ method: 'GET', url: '/books?as_of=yesterday', headers: { cookie } });
+    expect(books.statusCode).toBe(400);
+    expect(books.body).toContain('Times must look like');
+  });
+
+  it('reads in read-only sessions, finance views under the finance role', async () => {
+    await expect(db.query('create table console_may_not_write (x int)')).rejects.toThrow(/read-only/);
+    const [role] = await db.financeQuery<{ r: string }>('select current_user as r');
+    expect(role!.r).toBe('swap_ledger_finance');
+    expect(db.usesFinanceRole).toBe(true);
+    // The finance role may not read the projection's tables directly.
+    await expect(db.financeQuery(`select count(*) from ${projection.schema}.swaps`)).rejects.toThrow(
+      /permission denied/,
+    );
+  });
+});

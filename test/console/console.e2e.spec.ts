@@ -1,0 +1,253 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import type { BrowserContext, Page } from 'playwright-core';
+import { createPool } from '../../src/db/client.ts';
+import { eventually } from '../gateway/support.ts';
+import { testKafka, testStack } from '../support/context.ts';
+import { launchChromium } from './browser.ts';
+import { startUp, type UpProcess } from './up-process.ts';
+
+const ARTIFACTS = join(process.cwd(), 'test', 'artifacts');
+
+/**
+ * Issue 16 end to end: `swap-ledger up` with its demo on the real stack, the console in a real Chromium.
+ * The figures the console shows are checked against SQL; killing a worker under `up` loses nothing.
+ */
+describe('swap-ledger up with the demo, and the console in Chromium', () => {
+  let up: UpProcess;
+  let pool: pg.Pool;
+  let browser: BrowserContext;
+  let page: Page;
+  let consoleUrl: string;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    // Before `up`: no Chromium fails at once, naming the package.
+    browser = await launchChromium(mkdtempSync(join(tmpdir(), 'console-chromium-')));
+    const t0 = Date.now();
+    up = startUp();
+    consoleUrl = (await up.waitFor(/console: (http:\/\/\S+?)\/(\s|$)/, 90_000))[1]!;
+    pool = createPool(testStack().databaseUrl, { searchPath: up.schema, max: 2 });
+    // Within the issue's minute: every final status and a mismatch, reconciled.
+    await eventually(
+      'finished, refunded and expired swaps and a mismatch',
+      async () => {
+        const r = await pool
+          .query<{ status: string; verdict: string | null }>(
+            `select s.status, r.verdict from swaps s left join reconciliations r on r.provider_id = s.provider_id and r.swap_id = s.swap_id
+             where s.provider_id = 'demo-partner'`,
+          )
+          .catch(() => ({ rows: [] }));
+        const has = (status: string, verdict?: string) =>
+          r.rows.some((x) => x.status === status && (verdict ? x.verdict === verdict : x.verdict !== null));
+        return has('FINISHED', 'MATCHED') && has('REFUNDED') && has('EXPIRED') && has('FINISHED', 'MISMATCH')
+          ? true
+          : undefined;
+      },
+      // A minute on a quiet machine; a loaded one (shared cores, the whole suite) starts the workers slower.
+      150_000,
+    );
+    console.log(`[console e2e] demo states reached ${Date.now() - t0} ms after starting up`);
+    page = await browser.newPage();
+    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`);
+    });
+  }, 280_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (up && up.child.exitCode === null) {
+      up.child.kill('SIGTERM');
+      await up.exited;
+    }
+    await pool?.end();
+    // The merged log of the run, for whoever reads a failure.
+    if (up) writeFileSync(join(ARTIFACTS, 'up.log'), up.output());
+  });
+
+  it('asks for the login key, then shows the swaps, a finished one with the figures SQL has', async () => {
+    await page.goto(`${consoleUrl}/swaps`);
+    expect(page.url()).toMatch(/\/login$/);
+    await page.fill('input[name=key]', 'slk_not-the-key');
+    await page.click('button[type=submit]');
+    expect(await page.locator('#login-error').textContent()).toContain('not valid');
+    // The refused login is a 401, which Chromium logs as a failed load: expected, so not counted.
+    expect(pageErrors.splice(0).every((e) => e.includes('401'))).toBe(true);
+    await page.fill('input[name=key]', up.consoleKey);
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/swaps$/);
+
+    // Filters: finished and matched.
+    await page.selectOption('select[name=status]', 'FINISHED');
+    await page.selectOption('select[name=verdict]', 'MATCHED');
+    await page.click('form.controls button[type=submit]');
+    await page.waitForURL(/status=FINISHED/);
+    const href = await page.locator('main a[href^="/swaps/demo-partner/"]').first().getAttribute('href');
+    const [, provider, swapId] = /^\/swaps\/([^/]+)\/([^/]+)$/.exec(href!)!.map(decodeURIComponent);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-swaps.png'), fullPage: true });
+
+    // Read before the page: rows journaled meanwhile may add to the page, never miss from it.
+    const journal = await pool.query<{ event_type: string; outcome: string }>(
+      `select event_type, outcome from event_journal where provider_id = $1 and swap_id = $2`,
+      [provider, swapId],
+    );
+    await page.goto(`${consoleUrl}${href}`);
+    const swap = (
+      await pool.query(
+        `select status, amount_from, amount_to, provider_fees, referral_fees, payout_network_fees,
+           payin_transaction_id, payout_transaction_id
+         from swaps where provider_id = $1 and swap_id = $2`,
+        [provider, swapId],
+      )
+    ).rows[0];
+    const field = (name: string) => page.locator(`dd[data-field="${name}"]`).textContent();
+    expect(await field('status')).toBe('FINISHED');
+    expect(await field('verdict')).toBe('MATCHED');
+    expect(await field('amount from')).toBe(swap.amount_from);
+    expect(await field('amount to')).toBe(swap.amount_to);
+    expect(await field('provider fees')).toBe(swap.provider_fees);
+    expect(await field('referral fees')).toBe(swap.referral_fees);
+    expect(await field('payout network fees')).toBe(swap.payout_network_fees);
+    expect(await field('payout hash')).toBe(swap.payout_transaction_id);
+
+    // The ledger postings as SQL has them, line by line.
+    const postings = await pool.query<{ account: string; currency: string; amount: string }>(
+      `select account, currency, amount::text as amount from ledger_postings
+       where provider_id = $1 and swap_id = $2 order by swap_version, entry_id, line`,
+      [provider, swapId],
+    );
+    expect(postings.rows.length).toBeGreaterThan(0);
+    const shown = await page.$$eval('h2:text("Ledger postings") + table tbody tr', (rows) =>
+      rows.map((r) => {
+        const c = [...r.querySelectorAll('td')].map((td) => td.textContent!.trim());
+        return { account: c[3]!, currency: c[4]!, amount: c[5]! };
+      }),
+    );
+    expect(shown).toEqual(postings.rows);
+
+    // Every journal row of the swap is on its timeline, with its outcome.
+    const timeline = await page.$$eval('h2:has-text("Timeline") + table tbody tr', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent!.trim())),
+    );
+    for (const j of journal.rows)
+      expect(
+        timeline.some((t) => t[1] === j.event_type && t[3] === j.outcome),
+        j.event_type,
+      ).toBe(true);
+    expect(await page.locator('#decoded-payload').textContent()).toContain('amount_to_wallet');
+    await page.screenshot({ path: join(ARTIFACTS, 'console-swap.png'), fullPage: true });
+  }, 60_000);
+
+  it('lists an open mismatch with the failing check SQL has, and exports it as CSV', async () => {
+    await page.goto(`${consoleUrl}/reconciliation`);
+    const row = await page.$$eval('h2:has-text("Open mismatches") + table tbody tr', (rows) => {
+      const c = [...rows[0]!.querySelectorAll('td')].map((td) => td.textContent!.trim());
+      return { swap: c[0]!, check: c[3]!, verdict: c[4]!, expected: c[5]!, actual: c[6]!, delta: c[7]! };
+    });
+    const [provider, ...rest] = row.swap.split('/');
+    const check = (
+      await pool.query(
+        `select c->>'verdict' as verdict, coalesce(c->>'expected', '') as expected, coalesce(c->>'actual', '') as actual,
+           coalesce(c->>'delta', '') as delta, r.verdict as swap_verdict
+         from reconciliations r join swaps s on s.provider_id = r.provider_id and s.swap_id = r.swap_id, jsonb_array_elements(r.checks) c
+         where s.provider_id = $1 and s.swap_id = $2 and c->>'name' = $3`,
+        [provider, rest.join('/'), row.check],
+      )
+    ).rows[0];
+    expect(check.swap_verdict).toBe('MISMATCH');
+    expect(row).toMatchObject({
+      verdict: check.verdict,
+      expected: check.expected,
+      actual: check.actual,
+      delta: check.delta,
+    });
+    await page.screenshot({ path: join(ARTIFACTS, 'console-reconciliation.png'), fullPage: true });
+
+    const csv = await page.evaluate(async () => (await fetch('/reconciliation/mismatches.csv')).text());
+    expect(csv.split('\r\n')[0]).toBe(
+      'provider_id,swap_id,status,reconciled_at,check_name,check_verdict,expected,actual,delta,tolerance,detail',
+    );
+    expect(csv).toContain(`${provider},${rest.join('/')},`);
+
+    // The mismatch's own page shows the failing check.
+    await page.click(`main a[href="/swaps/${provider}/${rest.join('/')}"] >> nth=0`);
+    const checks = await page.$$eval('h2:has-text("Reconciliation") + table tbody tr', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent!.trim())),
+    );
+    expect(checks.find((c) => c[0] === row.check)?.[1]).toBe('MISMATCH');
+  }, 60_000);
+
+  it('shows the books as of a time as balances_as_of has them, and operations without a secret', async () => {
+    const at = new Date(Date.now() - 1000).toISOString().slice(0, 19) + 'Z';
+    await page.goto(`${consoleUrl}/books?as_of=${at}&known_at=${at}`);
+    const shown = await page.$$eval('[data-balance]', (cells) =>
+      cells.map((c) => `${c.getAttribute('data-balance')}=${c.textContent!.trim()}`),
+    );
+    const sql = await pool.query<{ k: string }>(
+      `select provider_id || ':' || currency || ':' || account || '=' || balance::text as k
+       from ${up.financeSchema}.balances_as_of($1, $1) order by provider_id, currency, account`,
+      [at],
+    );
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown).toEqual(sql.rows.map((r) => r.k));
+    expect(await page.locator('svg.chart').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-books.png'), fullPage: true });
+
+    await page.goto(`${consoleUrl}/operations`);
+    const text = (await page.locator('main').textContent())!;
+    expect(text).toContain('demo-partner');
+    expect(text).toContain('Projector lag per partition');
+    expect(text).not.toMatch(/slk_|[0-9a-f]{64}/);
+    // The live part refreshes without a reload.
+    await page.locator('#live[data-refreshes]').waitFor({ state: 'attached', timeout: 10_000 });
+    await page.screenshot({ path: join(ARTIFACTS, 'console-operations.png'), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+
+  it('restarts a killed worker, and the projection loses nothing; Ctrl-C stops everything with exit 0', async () => {
+    const before = up.pidOf('projector')!;
+    const mark = up.output().length;
+    process.kill(before, 'SIGKILL');
+    await up.waitFor(/projector exited \(signal SIGKILL\); restarting/, 10_000, mark);
+    await up.waitFor(/started projector \(pid \d+\)/, 15_000, mark);
+    expect(up.pidOf('projector')).not.toBe(before);
+
+    // Everything the log held a moment after the kill is journaled exactly once.
+    const admin = testKafka('console-e2e').admin();
+    await admin.connect();
+    const ends = await admin.fetchTopicOffsets(up.topic).finally(() => admin.disconnect());
+    await eventually(
+      'the restarted projector past the ends taken after the kill',
+      async () => {
+        const r = await pool.query<{ partition: number; next_offset: string }>(
+          'select partition, next_offset::text as next_offset from projector_checkpoints where topic = $1',
+          [up.topic],
+        );
+        return ends.every(
+          (e) =>
+            BigInt(r.rows.find((x) => x.partition === e.partition)?.next_offset ?? '0') >= BigInt(e.high),
+        )
+          ? true
+          : undefined;
+      },
+      30_000,
+    );
+    for (const e of ends) {
+      const r = await pool.query<{ rows: string; distinct_offsets: string }>(
+        `select count(*)::text as rows, count(distinct "offset")::text as distinct_offsets from event_journal
+         where topic = $1 and partition = $2 and "offset" < $3`,
+        [up.topic, e.partition, e.high],
+      );
+      expect(r.rows[0], `partition ${e.partition}`).toEqual({ rows: e.high, distinct_offsets: e.high });
+    }
+
+    up.child.kill('SIGINT');
+    expect(await up.exited).toBe(0);
+    expect(up.output()).toContain('all workers stopped (exit 0)');
+  }, 60_000);
+});

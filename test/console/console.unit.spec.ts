@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { ConsoleAuth, cookieValue } from '../../src/console/auth.ts';
+import { html, raw, swapHref } from '../../src/console/html.ts';
+import { parseInstant } from '../../src/console/pages/books.ts';
+import { mismatchesCsv, type MismatchRow } from '../../src/console/pages/reconciliation.ts';
+import { cleanFilters } from '../../src/console/pages/swaps.ts';
+import { barChart } from '../../src/console/svg.ts';
+import { generateApiKey } from '../../src/providers/api-keys.ts';
+
+describe('console HTML', () => {
+  it('escapes every interpolated value, but not Html built by the templates', () => {
+    const partner = '<script>alert("x")</script>';
+    expect(html`<td>${partner}</td>`.text).toBe('<td>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</td>');
+    expect(html`<p>${html`<b>${'a&b'}</b>`}${[raw('<i>'), "'"]}</p>`.text).toBe(
+      '<p><b>a&amp;b</b><i>&#39;</p>',
+    );
+    expect(html`${null}${undefined}${false}${0}`.text).toBe('0');
+  });
+
+  it('links a swap by provider and swapId, each part encoded', () => {
+    expect(swapHref('p-1', 'a/b?c')).toBe('/swaps/p-1/a%2Fb%3Fc');
+  });
+});
+
+describe('console inputs', () => {
+  it('keeps only the filters the console offers', () => {
+    expect(
+      cleanFilters({
+        status: 'FINISHED',
+        verdict: 'drop table',
+        pair: 'BTC-ETH',
+        age: '24h',
+        q: ' p/s ',
+        partner: '',
+      }),
+    ).toEqual({ status: 'FINISHED', pair: 'BTC-ETH', age: '24h', q: 'p/s' });
+    expect(cleanFilters({ pair: "BTC-ETH' or 1=1", age: '1y', status: ['FINISHED'] })).toEqual({});
+  });
+
+  it('reads a books time as UTC, or with its zone, and refuses anything else', () => {
+    expect(parseInstant('2026-11-01T12:30')).toBe('2026-11-01T12:30:00.000Z');
+    expect(parseInstant('2026-11-01')).toBe('2026-11-01T00:00:00.000Z');
+    expect(parseInstant('2026-11-01T12:30:05+02:00')).toBe('2026-11-01T10:30:05.000Z');
+    for (const bad of ['yesterday', '2026-13-45T99:99', "2026-11-01'; drop", '', undefined, 5])
+      expect(parseInstant(bad)).toBeUndefined();
+  });
+});
+
+describe('mismatches CSV', () => {
+  const row: MismatchRow = {
+    provider_id: 'p',
+    swap_id: 's1',
+    status: 'FINISHED',
+    reconciled_at: '2026-11-23T10:27:14.000Z',
+    check_name: 'amount.to_wallet',
+    check_verdict: 'MISMATCH',
+    expected: '0.148875',
+    actual: '0.0746875',
+    delta: '-0.0741875',
+    tolerance: '0.0029775',
+    detail: 'short, "more" than\nallowed',
+  };
+
+  it('writes one quoted RFC 4180 row per failing check, negative numbers as they are', () => {
+    const csv = mismatchesCsv([row]);
+    expect(csv).toBe(
+      'provider_id,swap_id,status,reconciled_at,check_name,check_verdict,expected,actual,delta,tolerance,detail\r\n' +
+        'p,s1,FINISHED,2026-11-23T10:27:14.000Z,amount.to_wallet,MISMATCH,0.148875,0.0746875,-0.0741875,0.0029775,' +
+        '"short, ""more"" than\nallowed"\r\n',
+    );
+  });
+
+  it('defuses a cell a spreadsheet would run as a formula', () => {
+    expect(mismatchesCsv([{ ...row, detail: '=HYPERLINK("x")' }])).toContain(`,"'=HYPERLINK(""x"")"\r\n`);
+  });
+});
+
+describe('console login', () => {
+  it('lets in only a key whose digest is configured, with a session that expires', () => {
+    const key = generateApiKey();
+    let now = 0;
+    const auth = new ConsoleAuth([key.sha256], () => now);
+    expect(auth.login('slk_wrong')).toBeUndefined();
+    expect(auth.login(undefined)).toBeUndefined();
+    const token = auth.login(key.key)!;
+    expect(auth.isSession(token)).toBe(true);
+    expect(auth.isSession('forged')).toBe(false);
+    now = 13 * 3600_000;
+    expect(auth.isSession(token)).toBe(false);
+  });
+
+  it('reads the session cookie out of the header', () => {
+    expect(cookieValue('a=1; swap_ledger_console=tok=en; b=2', 'swap_ledger_console')).toBe('tok=en');
+    expect(cookieValue(undefined, 'x')).toBeUndefined();
+  });
+});
+
+describe('inline SVG charts', () => {
+  it('draws bars in proportion, from decimal text, with no NaN', () => {
+    const svg = barChart({
+      title: 't',
+      bars: [
+        { label: 'a', values: ['0.5', '0.5'] },
+        { label: 'b', values: ['0.25', '0'] },
+      ],
+      series: [
+        { name: 'x', colour: '#000' },
+        { name: 'y', colour: '#111' },
+      ],
+      height: 150,
+    }).text;
+    expect(svg).not.toContain('NaN');
+    const heights = [...svg.matchAll(/<rect[^>]*?height="([\d.]+)"/g)].map((m) => Number(m[1]));
+    expect(heights).toEqual([50, 50, 25]);
+    expect(barChart({ title: 'empty', bars: [], series: [] }).text).not.toContain('NaN');
+  });
+});
