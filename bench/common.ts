@@ -1,5 +1,7 @@
 /** What every benchmark shares: options, the stack's endpoints, the result record and the machine. */
 import os from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { stackUp } from '../scripts/stack/stack.ts';
 
 export interface Endpoints {
@@ -98,4 +100,11 @@ export function printFigures(figures: readonly Figure[]): void {
   console.log(line(head));
   for (const r of rows) console.log(line(r));
   for (const f of figures) if (f.note) console.log(`  ${f.name}: ${f.note}`);
+}
+
+/** bench/results/<ISO date>.json, the colons of the time left out so that every filesystem takes it. */
+export function resultFile(date: string): string {
+  const dir = fileURLToPath(new URL('./results/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  return `${dir}${date.replaceAll(':', '')}.json`;
 }

@@ -9,8 +9,7 @@
  */
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { writeFileSync } from 'node:fs';
 import { createPool } from '../src/db/client.ts';
 import { createKafka } from '../src/events/index.ts';
 import { lifecycleScenario } from '../src/testing/scenarios.ts';
@@ -19,6 +18,7 @@ import {
   intOption,
   machine,
   printFigures,
+  resultFile,
   stringOption,
   type BenchResult,
   type Figure,
@@ -93,13 +93,6 @@ async function main() {
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
   console.log(`\nwrote ${file}`);
   if (!process.argv.includes('--no-readme') && !only) console.log(regenerateReadme());
-}
-
-/** bench/results/<ISO date>.json, the colons of the time left out so that every filesystem takes it. */
-export function resultFile(date: string): string {
-  const dir = fileURLToPath(new URL('./results/', import.meta.url));
-  mkdirSync(dir, { recursive: true });
-  return `${dir}${date.replaceAll(':', '')}.json`;
 }
 
 main().then(
