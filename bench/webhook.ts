@@ -1,7 +1,7 @@
 /**
  * Webhook intake under load (issue 15), on the real Kafka, registry and Postgres:
  *
- *   npm run bench:webhook -- [--swaps 2000] [--seconds 20] [--connections 64]
+ *   npm run bench:webhook -- [--swaps 2000] [--seconds 20] [--connections 64] [--profile <dir>]
  *
  * Starts `swap-ledger projector run` and `swap-ledger webhook serve` as their own processes on a topic and
  * projection schema of their own, provisions a provider and N open swaps (SwapCreated folded), then drives
@@ -31,6 +31,7 @@ import {
   round,
   type BenchResult,
   resultFile,
+  stringOption,
   type Figure,
 } from './common.ts';
 import { regenerateReadme } from './readme.ts';
@@ -55,8 +56,8 @@ function requireWrk(): void {
 }
 
 /** A swap-ledger command in its own process; resolves once `ready` appears in its output. */
-function startChild(args: string[], env: Record<string, string>, ready: RegExp) {
-  const child: ChildProcess = spawn(process.execPath, [BIN, ...args], {
+function startChild(args: string[], env: Record<string, string>, ready: RegExp, nodeArgs: string[] = []) {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -242,10 +243,13 @@ async function main() {
     LOG_LEVEL: 'info',
   };
   const projector = startChild(['projector', 'run'], childEnv, /projector started/);
+  // --profile: the webhook process writes a V8 CPU profile there when it stops (bench/profile-top.ts reads it).
+  const profileDir = stringOption('profile');
   const webhook = startChild(
     ['webhook', 'serve', '--port', '0'],
     childEnv,
     /"url":"(http:\/\/[^"]+)"[^\n]*webhook server listening/,
+    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   );
   try {
     const ids = [...Array.from({ length: swapCount }, (_, i) => `${prefix}${i}`), ...sampled];
