@@ -100,40 +100,55 @@ export async function copyCeiling(
   return { seconds: seconds(started), rows };
 }
 
+/**
+ * `rounds` alternating rounds of the batched fold and its COPY ceiling, each into fresh schemas; the
+ * best (shortest) time of each is kept. On a shared machine a single pair swings both ways with the
+ * neighbours' load; the best of a few is the figure least disturbed by it.
+ */
 export async function benchProjector(
   databaseUrl: string,
   run: string,
   events: readonly SwapEvent[],
   batch: number,
+  rounds = 3,
 ): Promise<{ figures: Figure[]; batchedRate: number; schemas: string[] }> {
-  const batchedSchema = `bench_${run}_batched`;
-  const copySchema = `bench_${run}_copy`;
-  const batched = await freshSchema(databaseUrl, batchedSchema);
-  const copied = await freshSchema(databaseUrl, copySchema);
-  try {
-    const tBatched = await foldAll(batched, events, batch);
-    const ceiling = await copyCeiling(batched, copied);
-    const batchedRate = Math.round(events.length / tBatched);
-    const copyRate = Math.round(events.length / ceiling.seconds);
-    const ratio = batchedRate / copyRate;
-    return {
-      batchedRate,
-      schemas: [batchedSchema, copySchema],
-      figures: [
-        {
-          name: 'projector batched write path',
-          value: batchedRate,
-          unit: 'ev/s',
-          reference: { name: 'raw COPY of the same rows', value: copyRate, unit: 'ev/s' },
-          ratio,
-          goal: '>= 60% of COPY',
-          pass: ratio >= 0.6,
-          note: `${events.length} events, ${batch} per transaction, ${ceiling.rows} rows; batched ${round(tBatched, 2)} s, COPY ${round(ceiling.seconds, 2)} s`,
-        },
-      ],
-    };
-  } finally {
-    await batched.end();
-    await copied.end();
+  const schemas: string[] = [];
+  let tBatched = Infinity;
+  let tCopy = Infinity;
+  let rows = 0;
+  for (let i = 0; i < rounds; i++) {
+    const batchedSchema = `bench_${run}_batched_${i}`;
+    const copySchema = `bench_${run}_copy_${i}`;
+    schemas.push(batchedSchema, copySchema);
+    const batched = await freshSchema(databaseUrl, batchedSchema);
+    const copied = await freshSchema(databaseUrl, copySchema);
+    try {
+      tBatched = Math.min(tBatched, await foldAll(batched, events, batch));
+      const ceiling = await copyCeiling(batched, copied);
+      tCopy = Math.min(tCopy, ceiling.seconds);
+      rows = ceiling.rows;
+    } finally {
+      await batched.end();
+      await copied.end();
+    }
   }
+  const batchedRate = Math.round(events.length / tBatched);
+  const copyRate = Math.round(events.length / tCopy);
+  const ratio = batchedRate / copyRate;
+  return {
+    batchedRate,
+    schemas,
+    figures: [
+      {
+        name: 'projector batched write path',
+        value: batchedRate,
+        unit: 'ev/s',
+        reference: { name: 'raw COPY of the same rows', value: copyRate, unit: 'ev/s' },
+        ratio,
+        goal: '>= 60% of COPY',
+        pass: ratio >= 0.6,
+        note: `${events.length} events, ${batch} per transaction, ${rows} rows; best of ${rounds} rounds: batched ${round(tBatched, 2)} s, COPY ${round(tCopy, 2)} s`,
+      },
+    ],
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * The one benchmark entry (issue 15), against the real Postgres and Kafka:
  *
- *   npm run bench -- [--events 60000] [--batch 5000] [--only projector|replay|reconciler] [--no-readme]
+ *   npm run bench -- [--events 60000] [--batch 5000] [--rounds 3] [--only projector|replay|reconciler]
+ *                    [--no-readme]
  *
  * Prints each figure beside its reference measured in the same run, the ratio and PASS/FAIL against the
  * goal, writes bench/results/<date>.json and regenerates the README's "Benchmarks" table from it. On a
@@ -52,7 +53,7 @@ async function main() {
   try {
     let foldRate = 0;
     if (wants('projector') || wants('replay')) {
-      const p = await benchProjector(env.DATABASE_URL, run, events, batch);
+      const p = await benchProjector(env.DATABASE_URL, run, events, batch, intOption('rounds', 3));
       schemas.push(...p.schemas);
       foldRate = p.batchedRate;
       if (wants('projector')) figures.push(...p.figures);
@@ -86,7 +87,7 @@ async function main() {
     kind: 'bench',
     date: new Date().toISOString(),
     machine: machine(loadAtStart),
-    options: { events: events.length, batch, ...(only ? { only } : {}) },
+    options: { events: events.length, batch, rounds: intOption('rounds', 3), ...(only ? { only } : {}) },
     figures,
   };
   const file = resultFile(result.date);
