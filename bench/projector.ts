@@ -1,13 +1,7 @@
 /**
- * Projector and replay throughput, against the real Postgres (and Kafka for the replay figure).
- *
- *   npm run bench -- [--swaps 20000] [--batch 5000]
- *
- * Prints events/s for: the batched projector write path, the same rows loaded by a raw COPY (the
- * ceiling), a one-transaction-per-event projector (the floor), and a full replay from Kafka, with the
- * targets of docs/architecture.md beside them. Needs the stack (`npm run stack:up`) or the three env variables.
+ * The projector's batched write path against its ceiling: the same rows loaded by a raw COPY into an
+ * empty schema, in the same run (issue 15: batched >= 60% of COPY).
  */
-import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import copyStreams from 'pg-copy-streams';
@@ -17,37 +11,30 @@ import type pg from 'pg';
 import { createPool, projection } from '../src/db/client.ts';
 import { migrateProjection } from '../src/db/migrate.ts';
 import { projectBatch, readCheckpoint, type BatchItem } from '../src/projector/batch.ts';
-import { lifecycleScenario } from '../src/testing/scenarios.ts';
-import { EventAppender, EventCodec, createKafka } from '../src/events/index.ts';
-import { replay } from '../src/ops/replay.ts';
-import { createLogger } from '../src/observability/log.ts';
-import { stackUp } from '../scripts/stack/stack.ts';
 import type { SwapEvent } from '../src/events/types.ts';
+import { round, seconds, type Figure } from './common.ts';
 
-function option(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-}
+/** Every projected table but the checkpoints (the fold writes those too, but COPY needs no position). */
+const TABLES: PgTable[] = [
+  projection.eventJournal,
+  projection.swaps,
+  projection.swapRequests,
+  projection.quotes,
+  projection.reconciliationQueue,
+  projection.reconciliations,
+  projection.reconciliationHistory,
+  projection.statusConflicts,
+  projection.deadLetters,
+  projection.ledgerPostings,
+];
 
-const swaps = option('swaps', 20_000);
-const batch = option('batch', 5000);
-const run = randomBytes(3).toString('hex');
-
-async function endpoints() {
-  const { KAFKA_BROKERS, SCHEMA_REGISTRY_URL, DATABASE_URL } = process.env;
-  if (KAFKA_BROKERS && SCHEMA_REGISTRY_URL && DATABASE_URL)
-    return { KAFKA_BROKERS, SCHEMA_REGISTRY_URL, DATABASE_URL };
-  return stackUp(() => {});
-}
-
-async function freshSchema(url: string, label: string): Promise<{ schema: string; pool: pg.Pool }> {
-  const schema = `bench_${run}_${label}`;
+export async function freshSchema(url: string, schema: string): Promise<pg.Pool> {
   await migrateProjection(url, schema);
-  return { schema, pool: createPool(url, { searchPath: schema, max: 2 }) };
+  return createPool(url, { searchPath: schema, max: 2 });
 }
 
-/** Folds `events` (one partition) through the projector's batch path, `size` events per transaction. */
-async function fold(pool: pg.Pool, events: SwapEvent[], size: number): Promise<number> {
+/** Folds `events` (as one partition) through the projector's batch path, `size` events per transaction. */
+export async function foldAll(pool: pg.Pool, events: readonly SwapEvent[], size: number): Promise<number> {
   const client = await pool.connect();
   const started = process.hrtime.bigint();
   try {
@@ -63,27 +50,35 @@ async function fold(pool: pg.Pool, events: SwapEvent[], size: number): Promise<n
   } finally {
     client.release();
   }
-  return Number(process.hrtime.bigint() - started) / 1e9;
+  return seconds(started);
 }
 
 function csvValue(v: unknown, json: boolean): string {
   if (v === null || v === undefined) return '';
-  const text = json ? JSON.stringify(v) : typeof v === 'bigint' ? v.toString() : String(v);
+  const text = json ? JSON.stringify(v) : v instanceof Date ? v.toISOString() : String(v);
   return `"${text.replaceAll('"', '""')}"`;
 }
 
-/** Loads the rows another schema holds into `target` with COPY: the same rows, written the fastest way. */
-async function copyRows(source: pg.Pool, target: pg.Pool, tables: PgTable[]): Promise<number> {
+/**
+ * Loads the rows `source` holds into `target` with one COPY per table in one transaction: the same rows,
+ * written the fastest way Postgres has, with the same indexes and triggers. Rows are rendered beforehand,
+ * so only the load is timed.
+ */
+export async function copyCeiling(
+  source: pg.Pool,
+  target: pg.Pool,
+): Promise<{ seconds: number; rows: number }> {
   const dumps = new Map<PgTable, string[]>();
-  for (const table of tables) {
+  let rows = 0;
+  for (const table of TABLES) {
     const cols = Object.values(getTableColumns(table));
-    const rows = (await source.query(`select * from ${getTableName(table)}`)).rows as Record<
-      string,
-      unknown
-    >[];
+    const r = await source.query(`select * from ${getTableName(table)}`);
+    rows += r.rows.length;
     dumps.set(
       table,
-      rows.map((r) => cols.map((c) => csvValue(r[c.name], c.getSQLType() === 'jsonb')).join(',') + '\n'),
+      (r.rows as Record<string, unknown>[]).map(
+        (row) => cols.map((c) => csvValue(row[c.name], c.getSQLType() === 'jsonb')).join(',') + '\n',
+      ),
     );
   }
   const client = await target.connect();
@@ -91,6 +86,7 @@ async function copyRows(source: pg.Pool, target: pg.Pool, tables: PgTable[]): Pr
   try {
     await client.query('begin');
     for (const [table, lines] of dumps) {
+      if (lines.length === 0) continue;
       const cols = Object.values(getTableColumns(table)).map((c) => `"${c.name}"`);
       const stream = client.query(
         copyStreams.from(`copy ${getTableName(table)} (${cols.join(', ')}) from stdin with (format csv)`),
@@ -101,105 +97,58 @@ async function copyRows(source: pg.Pool, target: pg.Pool, tables: PgTable[]): Pr
   } finally {
     client.release();
   }
-  return Number(process.hrtime.bigint() - started) / 1e9;
+  return { seconds: seconds(started), rows };
 }
 
-async function main() {
-  const env = await endpoints();
-  const events = lifecycleScenario(swaps, 11);
-  const n = events.length;
-  const rate = (seconds: number, count = n) => Math.round(count / seconds);
-  console.log(`${n} events (${swaps} swaps), batch ${batch}, 2 cores\n`);
-
-  const batched = await freshSchema(env.DATABASE_URL, 'batched');
-  const tBatched = await fold(batched.pool, events, batch);
-
-  const copied = await freshSchema(env.DATABASE_URL, 'copy');
-  // The trigger guards updates only; COPY inserts the final rows once, as the ceiling should.
-  const tCopy = await copyRows(batched.pool, copied.pool, [
-    projection.eventJournal,
-    projection.swaps,
-    projection.swapRequests,
-    projection.quotes,
-    projection.reconciliationQueue,
-    projection.ledgerPostings,
-  ]);
-
-  const single = await freshSchema(env.DATABASE_URL, 'single');
-  const sample = events.slice(0, Math.min(n, 5000));
-  const tSingle = await fold(single.pool, sample, 1);
-
-  // End to end: append to a fresh topic, then replay it from offset 0 with the real consumer.
-  const kafka = createKafka({ brokers: env.KAFKA_BROKERS.split(','), clientId: 'bench' });
-  const topic = `bench.${run}.events`;
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 12 }], waitForLeaders: true });
-  const codec = new EventCodec(env.SCHEMA_REGISTRY_URL, topic);
-  const appender = new EventAppender({ kafka, codec, topic, sendTimeoutMs: 60_000 });
-  await appender.start();
-  const tAppendStart = process.hrtime.bigint();
-  for (let i = 0; i < n; i += 5000) await appender.appendAll(events.slice(i, i + 5000));
-  const tAppend = Number(process.hrtime.bigint() - tAppendStart) / 1e9;
-  await appender.stop();
-  const replayed = await replay({
-    databaseUrl: env.DATABASE_URL,
-    kafka,
-    codec,
-    topic,
-    liveSchema: `bench_${run}_live`,
-    logger: createLogger({ level: 'silent' }),
-    batchEvents: batch,
-  });
-  const rss = Math.round(process.memoryUsage().rss / 2 ** 20);
-
-  const rows = [
-    [
-      'batched projector write path',
-      `${rate(tBatched)} ev/s`,
-      `>= ${Math.round(rate(tCopy) / 2)} ev/s (half of COPY)`,
+/**
+ * `rounds` alternating rounds of the batched fold and its COPY ceiling, each into fresh schemas; the
+ * best (shortest) time of each is kept. On a shared machine a single pair swings both ways with the
+ * neighbours' load; the best of a few is the figure least disturbed by it.
+ */
+export async function benchProjector(
+  databaseUrl: string,
+  run: string,
+  events: readonly SwapEvent[],
+  batch: number,
+  rounds = 3,
+): Promise<{ figures: Figure[]; batchedRate: number; schemas: string[] }> {
+  const schemas: string[] = [];
+  let tBatched = Infinity;
+  let tCopy = Infinity;
+  let rows = 0;
+  for (let i = 0; i < rounds; i++) {
+    const batchedSchema = `bench_${run}_batched_${i}`;
+    const copySchema = `bench_${run}_copy_${i}`;
+    schemas.push(batchedSchema, copySchema);
+    const batched = await freshSchema(databaseUrl, batchedSchema);
+    const copied = await freshSchema(databaseUrl, copySchema);
+    try {
+      tBatched = Math.min(tBatched, await foldAll(batched, events, batch));
+      const ceiling = await copyCeiling(batched, copied);
+      tCopy = Math.min(tCopy, ceiling.seconds);
+      rows = ceiling.rows;
+    } finally {
+      await batched.end();
+      await copied.end();
+    }
+  }
+  const batchedRate = Math.round(events.length / tBatched);
+  const copyRate = Math.round(events.length / tCopy);
+  const ratio = batchedRate / copyRate;
+  return {
+    batchedRate,
+    schemas,
+    figures: [
+      {
+        name: 'projector batched write path',
+        value: batchedRate,
+        unit: 'ev/s',
+        reference: { name: 'raw COPY of the same rows', value: copyRate, unit: 'ev/s' },
+        ratio,
+        goal: '>= 60% of COPY',
+        pass: ratio >= 0.6,
+        note: `${events.length} events, ${batch} per transaction, ${rows} rows; best of ${rounds} rounds: batched ${round(tBatched, 2)} s, COPY ${round(tCopy, 2)} s`,
+      },
     ],
-    ['raw COPY of the same rows', `${rate(tCopy)} ev/s`, 'ceiling'],
-    [
-      'one transaction per event',
-      `${rate(tSingle, sample.length)} ev/s`,
-      `<= ${Math.round(rate(tBatched) / 10)} ev/s (a tenth of batched)`,
-    ],
-    ['append to Kafka (acks=all)', `${rate(tAppend)} ev/s`, ''],
-    [
-      'replay from Kafka, end to end',
-      `${rate(replayed.seconds, replayed.events)} ev/s`,
-      '>= 16667 ev/s (1M in < 60 s)',
-    ],
-    [
-      'replay of 1M events, projected',
-      `${Math.round((1e6 / rate(replayed.seconds, replayed.events)) * 10) / 10} s`,
-      '< 60 s',
-    ],
-    ['resident memory at the end', `${rss} MiB`, 'bounded'],
-  ];
-  const w = Math.max(...rows.map((r) => r[0]!.length));
-  console.log(`${'measure'.padEnd(w)}  ${'figure'.padStart(14)}  target`);
-  for (const [name, figure, target] of rows)
-    console.log(`${name!.padEnd(w)}  ${figure!.padStart(14)}  ${target}`);
-  console.log(
-    `\nreplay checksum equal to the batched fold: n/a (12 partitions vs 1); replay events ${replayed.events}`,
-  );
-
-  for (const p of [batched.pool, copied.pool, single.pool]) await p.end();
-  const cleanup = createPool(env.DATABASE_URL, { max: 1 });
-  for (const s of ['batched', 'copy', 'single', 'live'])
-    await cleanup.query(`drop schema if exists bench_${run}_${s} cascade`);
-  await cleanup.query(`drop schema if exists ${replayed.schema} cascade`);
-  await cleanup.end();
-  await admin.deleteTopics({ topics: [topic] });
-  await admin.disconnect();
+  };
 }
-
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);

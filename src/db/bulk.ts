@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
@@ -35,6 +36,21 @@ function columnsOf(table: PgTable): ColumnInfo[] {
 }
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * A named (prepared) statement per distinct text: Postgres parses and plans it once per connection, not
+ * once per batch. The name is a digest of the text, so a connection never runs another text under it; a
+ * plan follows the search_path (Postgres re-plans when the schemas it names change).
+ */
+const statementNames = new Map<string, string>();
+function named(text: string): { name: string; text: string } {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `bulk_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text };
+}
 
 function toParam(value: unknown, json: boolean): unknown {
   if (value === null || value === undefined) return null;
@@ -106,7 +122,7 @@ export async function writeRows<T extends object>(
       .join(', ');
     sql += ` on conflict (${keyNames.map(quote).join(', ')}) do update set ${set}`;
   }
-  await client.query(sql, params);
+  await client.query({ ...named(sql), values: params });
 }
 
 /** A key: one column's value, or a tuple of values for a composite key (e.g. provider_id, swap_id). */
@@ -137,10 +153,12 @@ export async function readRows<T>(
     typeof keyProperty === 'string' ? [keyProperty] : keyProperty,
     keys,
   );
-  const res = await client.query(
-    `select ${cols.map((c) => quote(c.name)).join(', ')} from ${quote(getTableName(table))} where ${where}`,
-    params,
-  );
+  const res = await client.query({
+    ...named(
+      `select ${cols.map((c) => quote(c.name)).join(', ')} from ${quote(getTableName(table))} where ${where}`,
+    ),
+    values: params,
+  });
   return res.rows.map((row: Record<string, unknown>) => {
     const out: Record<string, unknown> = {};
     for (const c of cols) out[c.key] = row[c.name];
@@ -160,5 +178,8 @@ export async function deleteRows(
     typeof keyProperty === 'string' ? [keyProperty] : keyProperty,
     keys,
   );
-  await client.query(`delete from ${quote(getTableName(table))} where ${where}`, params);
+  await client.query({
+    ...named(`delete from ${quote(getTableName(table))} where ${where}`),
+    values: params,
+  });
 }

@@ -135,8 +135,10 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
 
   const consumer = kafka.consumer({
     groupId: `swap-ledger-replay-${uuidv7()}`,
-    maxBytesPerPartition: 8 * 1024 * 1024,
-    maxBytes: 32 * 1024 * 1024,
+    // Small fetches keep the resident memory flat whatever the log's length (one batch is ~2 MiB of
+    // ~500-byte events, under batchEvents): a few MiB in flight, not 32.
+    maxBytesPerPartition: 2 * 1024 * 1024,
+    maxBytes: 8 * 1024 * 1024,
   });
   const retry = {
     decode: (b: Buffer) => codec.decode(b),

@@ -247,11 +247,12 @@ export async function writeFold(
   await writeRows(client, reconciliationQueue, q.upsert, { update: ['providerId', 'swapId'] });
   const r = dirtyRows(ws.reconciliations, ws.dirty.reconciliations);
   await writeRows(client, reconciliations, r.upsert, { update: ['providerId', 'swapId'] });
-  await writeRows(client, reconciliationHistory, ws.newVerdicts, 'error');
-  await writeRows(client, statusConflicts, ws.newConflicts, 'error');
+  // Append-only tables go in by COPY, the cheapest insert; a duplicate key fails it (23505) like an insert.
+  await copyRows(client, reconciliationHistory, ws.newVerdicts);
+  await copyRows(client, statusConflicts, ws.newConflicts);
   // Postings are only ever inserted, all of the batch in one statement (the balance trigger checks per
-  // statement); a conflict would be a bug, never a silent overwrite.
-  await writeRows(client, ledgerPostings, ws.newPostings, 'error');
+  // statement, COPY included); a conflict would be a bug, never a silent overwrite.
+  await copyRows(client, ledgerPostings, ws.newPostings);
 }
 
 /**
@@ -321,14 +322,16 @@ export async function projectBatch(
   const last = items.at(-1);
   if (!last) throw new Error('projectBatch needs at least one event');
   const nextOffset = last.position.offset + 1n;
+  if (!Number.isSafeInteger(partition)) throw new Error(`partition ${partition} is not an integer`);
+  // One round trip for the three (a multi-statement text takes no parameters: the values are literals,
+  // the topic escaped, the offsets bigints).
+  const beginText =
+    `begin; select pg_advisory_xact_lock_shared(${PROMOTE_LOCK}); ` +
+    `update projector_checkpoints set next_offset = ${nextOffset} where topic = ${client.escapeLiteral(topic)} ` +
+    `and partition = ${partition} and next_offset = ${expectedNextOffset}`;
   const begin = async (): Promise<boolean> => {
-    await client.query('begin');
-    await client.query('select pg_advisory_xact_lock_shared($1)', [PROMOTE_LOCK]);
-    const cas = await client.query(
-      'update projector_checkpoints set next_offset = $4 where topic = $1 and partition = $2 and next_offset = $3',
-      [topic, partition, expectedNextOffset.toString(), nextOffset.toString()],
-    );
-    return cas.rowCount === 1;
+    const results = (await client.query(beginText)) as unknown as pg.QueryResult[];
+    return results.at(-1)?.rowCount === 1;
   };
   try {
     if (!(await begin())) {

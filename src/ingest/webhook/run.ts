@@ -118,6 +118,52 @@ export function postgresSwapLookup(
   };
 }
 
+/**
+ * Remembers for `ttlMs` that a swap exists and is not final, so that reports to open swaps (nearly all
+ * of them) cost no Postgres round trip. Only "open" is cached: a final swap is read every time (its
+ * figures decide between 405 and a recorded contradiction), and so is an unknown one. A stale "open" is
+ * safe: a swap never goes from final back to open, and a report let through to a swap that became final
+ * meanwhile reaches the fold, which records it as a contradiction, as if it had arrived a moment earlier.
+ * `forget` stops caching a swap for a minute: the webhook calls it when it appends a final report itself,
+ * so once the fold made the swap final the next report is answered from Postgres (405), not let through.
+ * Bounded: past `maxEntries`, the oldest entry goes first.
+ */
+export function cachedSwapLookup(
+  inner: SwapLookup,
+  options: { ttlMs?: number; maxEntries?: number; now?: () => number } = {},
+): SwapLookup & { forget(swapId: string, providerId: string): void } {
+  const ttlMs = options.ttlMs ?? 2000;
+  const maxEntries = options.maxEntries ?? 100_000;
+  const now = options.now ?? (() => performance.now());
+  const openUntil = new Map<string, number>();
+  const readUntil = new Map<string, number>();
+  const remember = (map: Map<string, number>, key: string, until: number) => {
+    map.delete(key); // re-inserted last: the Map's order is the eviction order
+    map.set(key, until);
+    if (map.size > maxEntries) map.delete(map.keys().next().value!);
+  };
+  return {
+    async find(swapId, providerId) {
+      // Provider ids hold no ':', so the key is unambiguous whatever the swap id holds.
+      const key = `${providerId}:${swapId}`;
+      const until = openUntil.get(key);
+      if (until !== undefined) {
+        if (until > now()) return { final: false };
+        openUntil.delete(key);
+      }
+      const found = await inner.find(swapId, providerId);
+      const readAlways = (readUntil.get(key) ?? 0) > now();
+      if (found && !found.final && !readAlways) remember(openUntil, key, now() + ttlMs);
+      return found;
+    },
+    forget(swapId, providerId) {
+      const key = `${providerId}:${swapId}`;
+      openUntil.delete(key);
+      remember(readUntil, key, now() + 60_000);
+    },
+  };
+}
+
 export type WebhookConfig = Pick<
   Config,
   | 'DATABASE_URL'
@@ -187,9 +233,17 @@ export async function startWebhook(
     });
     await appender.start();
     teardown.add(() => appender.stop());
+    const swaps = cachedSwapLookup(postgresSwapLookup(pool));
     const app = buildWebhookServer({
-      appender,
-      swaps: postgresSwapLookup(pool),
+      appender: {
+        // A final report makes its swap final: from now on it is read, not remembered open.
+        append: (event) => {
+          if (event.eventType === 'StatusReported' && event.payload.final && event.swapId)
+            swaps.forget(event.swapId, event.providerId);
+          return appender.append(event);
+        },
+      },
+      swaps,
       registry,
       logger,
       metrics,

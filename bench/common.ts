@@ -1,0 +1,110 @@
+/** What every benchmark shares: options, the stack's endpoints, the result record and the machine. */
+import os from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { stackUp } from '../scripts/stack/stack.ts';
+
+export interface Endpoints {
+  KAFKA_BROKERS: string;
+  SCHEMA_REGISTRY_URL: string;
+  DATABASE_URL: string;
+}
+
+/** The three env variables when set, or the native stack started for the run. */
+export async function endpoints(): Promise<Endpoints> {
+  const { KAFKA_BROKERS, SCHEMA_REGISTRY_URL, DATABASE_URL } = process.env;
+  if (KAFKA_BROKERS && SCHEMA_REGISTRY_URL && DATABASE_URL)
+    return { KAFKA_BROKERS, SCHEMA_REGISTRY_URL, DATABASE_URL };
+  return stackUp(() => {});
+}
+
+/** `--name N` from argv; a value that is not a positive integer is refused, not guessed. */
+export function intOption(name: string, fallback: number, argv = process.argv): number {
+  const i = argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const text = argv[i + 1] ?? '';
+  if (!/^[1-9]\d*$/.test(text)) throw new Error(`--${name} needs a positive integer, got "${text}"`);
+  return Number(text);
+}
+
+export function stringOption(name: string, argv = process.argv): string | undefined {
+  const i = argv.indexOf(`--${name}`);
+  return i < 0 ? undefined : argv[i + 1];
+}
+
+/**
+ * One measured figure beside its reference from the same run. `ratio` is figure / reference (for a goal
+ * like "within 1.25x" the reference is the baseline, and lower is better).
+ */
+export interface Figure {
+  name: string;
+  value: number;
+  unit: string;
+  /** What the figure is compared with, measured in the same run (a ceiling or a baseline). */
+  reference?: { name: string; value: number; unit: string };
+  ratio?: number;
+  goal: string;
+  /** Undefined: informative only, no goal. */
+  pass?: boolean;
+  note?: string;
+}
+
+export interface Machine {
+  cores: number;
+  cpu: string;
+  memoryGiB: number;
+  /** 1-minute load average when the run started and ended: a loaded machine lowers the absolutes. */
+  loadAverage: { start: number; end: number };
+  node: string;
+}
+
+export interface BenchResult {
+  kind: 'bench' | 'bench:webhook';
+  date: string;
+  machine: Machine;
+  options: Record<string, number | string>;
+  figures: Figure[];
+}
+
+export function machine(loadAtStart: number): Machine {
+  return {
+    cores: os.availableParallelism(),
+    cpu: os.cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    loadAverage: { start: loadAtStart, end: Math.round(os.loadavg()[0]! * 100) / 100 },
+    node: process.version,
+  };
+}
+
+export const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
+
+export const round = (n: number, digits = 0) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Prints the figures as a table: figure, reference, ratio, goal, PASS/FAIL. */
+export function printFigures(figures: readonly Figure[]): void {
+  const rows = figures.map((f) => [
+    f.name,
+    `${f.value.toLocaleString('en')} ${f.unit}`,
+    f.reference ? `${f.reference.value.toLocaleString('en')} ${f.reference.unit} (${f.reference.name})` : '',
+    f.ratio !== undefined ? `${round(f.ratio * 100)}%` : '',
+    f.goal,
+    f.pass === undefined ? '' : f.pass ? 'PASS' : 'FAIL',
+  ]);
+  const head = ['figure', 'measured', 'same-run reference', 'ratio', 'goal', ''];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  console.log(line(head));
+  for (const r of rows) console.log(line(r));
+  for (const f of figures) if (f.note) console.log(`  ${f.name}: ${f.note}`);
+}
+
+/** bench/results/<ISO date>.json, the colons of the time left out so that every filesystem takes it. */
+export function resultFile(date: string): string {
+  const dir = fileURLToPath(new URL('./results/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  return `${dir}${date.replaceAll(':', '')}.json`;
+}

@@ -1,0 +1,51 @@
+/**
+ * One replay in its own process, so its peak resident memory is its own: replays `--topic` up to
+ * 1/`--fraction` of every partition and prints one JSON line (events, seconds, peak RSS, checksum).
+ */
+import { createKafka, EventCodec } from '../src/events/index.ts';
+import { replay } from '../src/ops/replay.ts';
+import { createLogger } from '../src/observability/log.ts';
+import { endpoints, intOption, stringOption } from './common.ts';
+
+async function main() {
+  const env = await endpoints();
+  const topic = stringOption('topic');
+  if (!topic) throw new Error('--topic is required');
+  const fraction = intOption('fraction', 1);
+  const batch = intOption('batch', 5000);
+  const kafka = createKafka({ brokers: env.KAFKA_BROKERS.split(','), clientId: 'bench-replay' });
+  const admin = kafka.admin();
+  await admin.connect();
+  const highs = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  const offsets = new Map(highs.map((p) => [p.partition, BigInt(p.high) / BigInt(fraction)]));
+  const r = await replay({
+    databaseUrl: env.DATABASE_URL,
+    kafka,
+    codec: new EventCodec(env.SCHEMA_REGISTRY_URL, topic),
+    topic,
+    liveSchema: stringOption('live') ?? 'bench_no_live',
+    until: { kind: 'offsets', offsets },
+    logger: createLogger({ level: 'silent' }),
+    batchEvents: batch,
+  });
+  console.log(
+    JSON.stringify({
+      events: r.events,
+      seconds: r.seconds,
+      peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+      schema: r.schema,
+      checksum: r.rebuilt.checksum,
+      liveChecksum: r.live?.checksum ?? null,
+      equal: r.equal,
+    }),
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

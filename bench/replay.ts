@@ -1,0 +1,124 @@
+/**
+ * Replay end to end: the events appended to a fresh 12-partition topic, then rebuilt from offset 0 by
+ * `replay` in a child process, once to a tenth of every partition and once to the end, so that the
+ * peak resident memory of both can be compared (issue 15: within 1.25x; 1M events in < 60 s).
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Kafka } from 'kafkajs';
+import { EventAppender, EventCodec } from '../src/events/index.ts';
+import type { SwapEvent } from '../src/events/types.ts';
+import { round, seconds, type Endpoints, type Figure } from './common.ts';
+
+interface ChildResult {
+  events: number;
+  seconds: number;
+  peakRssMiB: number;
+  schema: string;
+  checksum: string;
+}
+
+const TSX = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
+const CHILD = fileURLToPath(new URL('./replay-child.ts', import.meta.url));
+
+function replayInChild(topic: string, fraction: number, batch: number): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      TSX,
+      [CHILD, '--topic', topic, '--fraction', String(fraction), '--batch', String(batch)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`replay child exited with ${code}`));
+      const line = out.trim().split('\n').at(-1) ?? '';
+      try {
+        resolve(JSON.parse(line) as ChildResult);
+      } catch {
+        reject(new Error(`replay child printed no result: ${out.slice(-500)}`));
+      }
+    });
+  });
+}
+
+/** Appends `events` to `topic` (acks = all, 5,000 per call); returns the seconds it took. */
+export async function appendAll(kafka: Kafka, env: Endpoints, topic: string, events: readonly SwapEvent[]) {
+  const codec = new EventCodec(env.SCHEMA_REGISTRY_URL, topic);
+  const appender = new EventAppender({ kafka, codec, topic, sendTimeoutMs: 120_000 });
+  await appender.start();
+  const started = process.hrtime.bigint();
+  try {
+    for (let i = 0; i < events.length; i += 5000) await appender.appendAll(events.slice(i, i + 5000));
+  } finally {
+    await appender.stop();
+  }
+  return seconds(started);
+}
+
+export async function benchReplay(
+  kafka: Kafka,
+  env: Endpoints,
+  run: string,
+  events: readonly SwapEvent[],
+  batch: number,
+  foldRate: number,
+): Promise<{ figures: Figure[]; schemas: string[]; topic: string }> {
+  const topic = `bench.${run}.events`;
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ topics: [{ topic, numPartitions: 12 }], waitForLeaders: true });
+  } finally {
+    await admin.disconnect();
+  }
+  const tAppend = await appendAll(kafka, env, topic, events);
+  const tenth = await replayInChild(topic, 10, batch);
+  const full = await replayInChild(topic, 1, batch);
+  const rate = Math.round(full.events / full.seconds);
+  const projected = 1e6 / rate;
+  const rssRatio = full.peakRssMiB / tenth.peakRssMiB;
+  return {
+    topic,
+    schemas: [tenth.schema, full.schema],
+    figures: [
+      {
+        name: 'append to Kafka (acks=all)',
+        value: Math.round(events.length / tAppend),
+        unit: 'ev/s',
+        goal: 'none (input of the replay)',
+      },
+      {
+        name: 'replay from Kafka, end to end',
+        value: rate,
+        unit: 'ev/s',
+        reference: { name: 'batched fold, no Kafka, 1 partition', value: foldRate, unit: 'ev/s' },
+        ratio: rate / foldRate,
+        goal: '>= 16,667 ev/s (1M in < 60 s)',
+        pass: rate >= 1e6 / 60,
+        note: `${full.events} events in ${round(full.seconds, 1)} s (12 partitions, group join and checksum included); checksum ${full.checksum}`,
+      },
+      {
+        name: 'replay of 1M events, projected',
+        value: round(projected, 1),
+        unit: 's',
+        goal: '< 60 s',
+        pass: projected < 60,
+      },
+      {
+        name: 'replay peak RSS at N',
+        value: full.peakRssMiB,
+        unit: 'MiB',
+        reference: {
+          name: `peak RSS at N/10 (${tenth.events} events)`,
+          value: tenth.peakRssMiB,
+          unit: 'MiB',
+        },
+        ratio: rssRatio,
+        goal: '<= 1.25x of N/10',
+        pass: rssRatio <= 1.25,
+      },
+    ],
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * The one benchmark entry (issue 15), against the real Postgres and Kafka:
+ *
+ *   npm run bench -- [--events 60000] [--batch 5000] [--rounds 3] [--only projector|replay|reconciler]
+ *                    [--no-readme]
+ *
+ * Prints each figure beside its reference measured in the same run, the ratio and PASS/FAIL against the
+ * goal, writes bench/results/<date>.json and regenerates the README's "Benchmarks" table from it. On a
+ * shared machine the absolutes move with the load; the ratios much less.
+ */
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createPool } from '../src/db/client.ts';
+import { createKafka } from '../src/events/index.ts';
+import { lifecycleScenario } from '../src/testing/scenarios.ts';
+import {
+  endpoints,
+  intOption,
+  machine,
+  printFigures,
+  resultFile,
+  stringOption,
+  type BenchResult,
+  type Figure,
+} from './common.ts';
+import { benchProjector } from './projector.ts';
+import { benchReplay } from './replay.ts';
+import { benchReconciler } from './reconciler.ts';
+import { regenerateReadme } from './readme.ts';
+
+const EVENTS_PER_SWAP = 6; // lifecycleScenario's mean, rounded down: enough swaps for N events
+
+async function main() {
+  const loadAtStart = Math.round(os.loadavg()[0]! * 100) / 100;
+  const n = intOption('events', 60_000);
+  const batch = intOption('batch', 5000);
+  const only = stringOption('only');
+  if (only && !['projector', 'replay', 'reconciler'].includes(only))
+    throw new Error(`--only must be projector, replay or reconciler, not "${only}"`);
+  const wants = (part: string) => !only || only === part;
+  const env = await endpoints();
+  const run = randomBytes(3).toString('hex');
+  const events = lifecycleScenario(Math.ceil(n / EVENTS_PER_SWAP), 11).slice(0, n);
+  console.log(
+    `${events.length} events, batch ${batch}, ${os.availableParallelism()} cores, load ${loadAtStart}\n`,
+  );
+
+  const figures: Figure[] = [];
+  const schemas: string[] = [];
+  const topics: string[] = [];
+  const kafka = createKafka({ brokers: env.KAFKA_BROKERS.split(','), clientId: 'bench' });
+  try {
+    let foldRate = 0;
+    if (wants('projector') || wants('replay')) {
+      const p = await benchProjector(env.DATABASE_URL, run, events, batch, intOption('rounds', 3));
+      schemas.push(...p.schemas);
+      foldRate = p.batchedRate;
+      if (wants('projector')) figures.push(...p.figures);
+    }
+    if (wants('replay')) {
+      const r = await benchReplay(kafka, env, run, events, batch, foldRate);
+      figures.push(...r.figures);
+      schemas.push(...r.schemas);
+      topics.push(r.topic);
+    }
+    if (wants('reconciler')) {
+      const r = await benchReconciler(kafka, env, run, intOption('swaps', 20_000));
+      figures.push(...r.figures);
+      topics.push(r.topic);
+    }
+  } finally {
+    const cleanup = createPool(env.DATABASE_URL, { max: 1 });
+    for (const s of schemas) await cleanup.query(`drop schema if exists ${s} cascade`);
+    await cleanup.end();
+    if (topics.length > 0) {
+      const admin = kafka.admin();
+      await admin.connect();
+      await admin.deleteTopics({ topics }).catch(() => {});
+      await admin.disconnect();
+    }
+  }
+
+  console.log();
+  printFigures(figures);
+  const result: BenchResult = {
+    kind: 'bench',
+    date: new Date().toISOString(),
+    machine: machine(loadAtStart),
+    options: { events: events.length, batch, rounds: intOption('rounds', 3), ...(only ? { only } : {}) },
+    figures,
+  };
+  const file = resultFile(result.date);
+  writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+  console.log(`\nwrote ${file}`);
+  if (!process.argv.includes('--no-readme') && !only) console.log(regenerateReadme());
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
