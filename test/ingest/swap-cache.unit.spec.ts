@@ -4,6 +4,7 @@ import type { KnownSwap, SwapLookup } from '../../src/ingest/webhook/server.ts';
 
 const FINAL: KnownSwap = {
   final: true,
+  projected: true,
   status: 'FINISHED',
   statusClass: 'final',
   amountTo: '1.5',
@@ -30,11 +31,11 @@ function table(rows: Record<string, KnownSwap>) {
 describe('cachedSwapLookup', () => {
   it('answers an open swap from memory within the TTL, and asks again after it', async () => {
     let clock = 0;
-    const t = table({ 'p/s1': { final: false } });
+    const t = table({ 'p/s1': { final: false, projected: true } });
     const cached = cachedSwapLookup(t.lookup, { ttlMs: 2000, now: () => clock });
-    expect(await cached.find('s1', 'p')).toEqual({ final: false });
+    expect(await cached.find('s1', 'p')).toEqual({ final: false, projected: true });
     clock = 1999;
-    expect(await cached.find('s1', 'p')).toEqual({ final: false });
+    expect(await cached.find('s1', 'p')).toEqual({ final: false, projected: true });
     expect(t.asked).toEqual(['p/s1']);
     clock = 2000;
     t.rows['p/s1'] = FINAL; // became final meanwhile: seen once the entry expired
@@ -53,7 +54,7 @@ describe('cachedSwapLookup', () => {
   });
 
   it('keys by provider and swap id: another provider with the same swap id is asked for', async () => {
-    const t = table({ 'a/s': { final: false } });
+    const t = table({ 'a/s': { final: false, projected: true } });
     const cached = cachedSwapLookup(t.lookup, { now: () => 0 });
     await cached.find('s', 'a');
     expect(await cached.find('s', 'b')).toBeUndefined();
@@ -61,7 +62,11 @@ describe('cachedSwapLookup', () => {
   });
 
   it('holds at most maxEntries, dropping the oldest', async () => {
-    const t = table({ 'p/1': { final: false }, 'p/2': { final: false }, 'p/3': { final: false } });
+    const t = table({
+      'p/1': { final: false, projected: true },
+      'p/2': { final: false, projected: true },
+      'p/3': { final: false, projected: true },
+    });
     const cached = cachedSwapLookup(t.lookup, { maxEntries: 2, now: () => 0 });
     for (const id of ['1', '2', '3']) await cached.find(id, 'p');
     await cached.find('3', 'p');
@@ -75,7 +80,7 @@ describe('cachedSwapLookup', () => {
 describe('cachedSwapLookup.forget (a final report appended by the webhook)', () => {
   it('reads the swap on every report for a minute, then caches it again', async () => {
     let clock = 0;
-    const t = table({ 'p/s': { final: false } });
+    const t = table({ 'p/s': { final: false, projected: true } });
     const cached = cachedSwapLookup(t.lookup, { ttlMs: 2000, now: () => clock });
     await cached.find('s', 'p');
     cached.forget('s', 'p');

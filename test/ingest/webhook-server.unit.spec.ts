@@ -18,6 +18,7 @@ function harness(
     rateLimit?: { perSecond: number; burst: number };
   } = {},
 ) {
+  const flushed: string[] = [];
   const keyA = generateApiKey();
   const keyOff = generateApiKey();
   const snapshot: RegistrySnapshot = {
@@ -59,13 +60,14 @@ function harness(
     appender: {
       append: opts.append ?? (async (e) => void appended.push(e)),
     },
-    swaps: { find: opts.find ?? (async () => ({ final: false })) },
+    swaps: { find: opts.find ?? (async () => ({ final: false, projected: true })) },
     registry: { snapshot: () => snapshot },
     logger,
     metrics,
     rateLimiter: new RateLimiter(),
     bodyLimitBytes: 2048,
     now: () => new Date('2026-11-01T12:00:00.000Z'),
+    ensureKeyPublished: async (key) => void flushed.push(key),
   });
   const post = (
     body: unknown,
@@ -78,11 +80,12 @@ function harness(
       headers: { 'content-type': 'application/json', ...headers },
       payload: typeof body === 'string' ? body : JSON.stringify(body),
     });
-  return { app, post, appended, lines, metrics, keyA, keyOff };
+  return { app, post, appended, lines, metrics, keyA, keyOff, flushed };
 }
 
 const ok = { providerId: 'a', providerStatus: 'finished', amount: '0.25' };
 const finalSwap: KnownSwap = {
+  projected: true,
   final: true,
   status: 'FINISHED',
   statusClass: 'final',
@@ -344,5 +347,17 @@ describe('status webhook route (in memory)', () => {
     const other = harness({ rateLimit: { perSecond: 1, burst: 1 } });
     for (let i = 0; i < 5; i++) expect((await other.post(ok, { 'x-api-key': 'nope' })).statusCode).toBe(401);
     expect((await other.post(ok)).statusCode).toBe(200);
+  });
+});
+
+describe('status webhook: the outbox flush before a report', () => {
+  it('flushes the swap key only for a swap the gateway alone knows (its SwapCreated may wait in the outbox)', async () => {
+    const created = harness({ find: async () => ({ final: false, projected: false }) });
+    expect((await created.post({ ...ok, providerStatus: 'PENDING' })).statusCode).toBe(200);
+    expect(created.flushed).toEqual([swapKey('a', 'swap-1')]);
+
+    const projected = harness({ find: async () => ({ final: false, projected: true }) });
+    expect((await projected.post({ ...ok, providerStatus: 'PENDING' })).statusCode).toBe(200);
+    expect(projected.flushed).toEqual([]); // its SwapCreated is folded already: no round trip
   });
 });

@@ -221,7 +221,9 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
       try {
         // The swap's own events still in the gateway's outbox go first (its SwapCreated, if Kafka was
         // down then), or the report would reach the log ahead of them. Any failure here: retry later.
-        await deps.ensureKeyPublished?.(event.aggregateKey);
+        // A projected swap's SwapCreated is folded already: only a swap the gateway alone knows may still
+        // have it waiting in the outbox (no round trip otherwise).
+        if (!swap.projected) await deps.ensureKeyPublished?.(event.aggregateKey);
       } catch (e) {
         reply.header('retry-after', '1');
         return refuse(

@@ -41,10 +41,11 @@ interface LookupRow {
 }
 
 function knownSwap(row: LookupRow): KnownSwap | undefined {
-  if (row.final === null) return row.created ? { final: false } : undefined;
-  if (!row.final) return { final: false };
+  if (row.final === null) return row.created ? { final: false, projected: false } : undefined;
+  if (!row.final) return { final: false, projected: true };
   return {
     final: true,
+    projected: true,
     status: row.status!,
     statusClass: row.status_class!,
     amountTo: row.amount_to,
@@ -148,12 +149,14 @@ export function cachedSwapLookup(
       const key = `${providerId}:${swapId}`;
       const until = openUntil.get(key);
       if (until !== undefined) {
-        if (until > now()) return { final: false };
+        if (until > now()) return { final: false, projected: true };
         openUntil.delete(key);
       }
       const found = await inner.find(swapId, providerId);
       const readAlways = (readUntil.get(key) ?? 0) > now();
-      if (found && !found.final && !readAlways) remember(openUntil, key, now() + ttlMs);
+      // Only a projected open swap is remembered: one known only to the gateway may still have its
+      // SwapCreated in the outbox, which the route must flush first.
+      if (found && !found.final && found.projected && !readAlways) remember(openUntil, key, now() + ttlMs);
       return found;
     },
     forget(swapId, providerId) {

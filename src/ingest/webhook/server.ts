@@ -18,8 +18,12 @@ import { RateLimiter } from './rate-limit.ts';
 import { registerStatusRoute, STATUS_ROUTE, UnparsedBody } from './routes.ts';
 
 /** Where the webhook finds a swap: the projection, or the gateway's record of a just-created swap. */
-/** What the webhook needs of a swap: whether it is final and, if so, what a report could contradict. */
-export type KnownSwap = { final: false } | ({ final: true } & ReportedSwap);
+/**
+ * What the webhook needs of a swap: whether it is final and, if so, what a report could contradict;
+ * `projected`: its SwapCreated is folded already, so nothing of it can still wait in the gateway's outbox.
+ */
+export type KnownSwap =
+  { final: false; projected: boolean } | ({ final: true; projected: true } & ReportedSwap);
 
 export interface SwapLookup {
   /** The swap with this id that belongs to this provider, or undefined (another provider's is "none"). */
