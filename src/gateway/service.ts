@@ -25,6 +25,7 @@ import {
   swapCreatedEvent,
   swapCreationFailedEvent,
   swapRequestedEvent,
+  visibleStrings,
 } from './events.ts';
 import {
   claimIdempotency,
@@ -38,6 +39,7 @@ import {
 import type { GatewayMetrics } from './metrics.ts';
 import { readQuote, saveQuote } from './quotes.ts';
 import {
+  checkQuoteBody,
   checkQuoteForSwap,
   checkSlippage,
   checkSwapShape,
@@ -98,8 +100,15 @@ interface PartnerFailure {
   readonly additionalFields?: Readonly<Record<string, unknown>>;
 }
 
-/** The gateway's answer to a partner failure: the partner's own key for documented refusals. */
+/**
+ * The gateway's answer to a partner failure: the partner's own key for documented refusals. Partner text
+ * in it is made visible (visibleStrings): the answer is stored with the Idempotency-Key (jsonb).
+ */
 export function partnerFailure(e: PartnerError): PartnerFailure {
+  return visibleStrings(rawPartnerFailure(e));
+}
+
+function rawPartnerFailure(e: PartnerError): PartnerFailure {
   const base = { httpStatus: e.httpStatus ?? null, message: e.message };
   if (e instanceof PartnerApiError) {
     const status =
@@ -271,6 +280,8 @@ export class GatewayService {
   /** POST /v1/quotes. */
   async quote(body: QuoteBody): Promise<Answer> {
     const { pool, metrics, logger } = this.deps;
+    const bounds = checkQuoteBody(body);
+    if (bounds) return refusal(bounds);
     const p = await this.provider(body.providerId);
     if ('status' in p) return p;
     const pair = await findPair(pool, body.providerId, body.from, body.to);
