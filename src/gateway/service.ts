@@ -3,7 +3,7 @@ import { checkAgainstCatalog, findPair, lastSync, readCurrencies, readPairs } fr
 import { uuidv7 } from '../events/ids.ts';
 import type { CreationFailureKind, QuoteTerms, SwapEvent, SwapRequest } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
-import { OutboxWriteError, type PublishPath } from '../outbox/outbox.ts';
+import { OutboxWriteError, type DurablePublisher, type PublishPath } from '../outbox/outbox.ts';
 import type { CreatedSwap } from '../partner/client.ts';
 import {
   PartnerApiError,
@@ -16,7 +16,6 @@ import {
 } from '../partner/errors.ts';
 import type { QuoteResponse, SwapRequestFixed, SwapRequestFloat, TradeMethod } from '../partner/types.ts';
 import type { ProviderPartner } from '../providers/clients.ts';
-import { recordCreatedSwap } from '../providers/store.ts';
 import {
   blockingFindings,
   quoteReceivedEvent,
@@ -36,6 +35,7 @@ import {
   requestFingerprint,
   type IdempotencyDecision,
 } from './idempotency.ts';
+import { recordCreatedSwap } from './created.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { readQuote, saveQuote } from './quotes.ts';
 import {
@@ -60,7 +60,7 @@ export interface Answer {
 export interface GatewayServiceDeps {
   readonly pool: pg.Pool;
   readonly partners: { get(providerId: string): Promise<ProviderPartner | undefined> };
-  readonly publisher: { publish(events: readonly SwapEvent[]): Promise<PublishPath> };
+  readonly publisher: Pick<DurablePublisher, 'publish' | 'publishWith'>;
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
   readonly now: () => Date;
@@ -425,7 +425,7 @@ export class GatewayService {
     requestId: string,
     quote: StoredQuote | undefined,
   ): Promise<Answer> {
-    const { metrics, logger, pool } = this.deps;
+    const { metrics, logger } = this.deps;
     const providerId = body.providerId;
     const common = () => ({ providerId, now: this.deps.now() });
     const wire = {
@@ -477,15 +477,6 @@ export class GatewayService {
     }
 
     const { swap, payload } = created;
-    // The gateway's durable record first: a webhook for this swap may arrive before anything else.
-    try {
-      await recordCreatedSwap(pool, { swapId: swap.swapId, providerId, createdAt: swap.createdAt });
-    } catch (e) {
-      logger.error(
-        { err: { message: (e as Error).message }, swapId: swap.swapId },
-        'created_swaps write failed',
-      );
-    }
     const event = swapCreatedEvent(common(), {
       requestId,
       request,
@@ -493,7 +484,22 @@ export class GatewayService {
       response: swap,
       inspection: payload,
     });
-    await this.record([event], 'SwapCreated');
+    // Durable before visible: created_swaps (which the webhook and poller read) and the SwapCreated outbox
+    // row commit together, before any Kafka send; a crash after the commit leaves the relay to send it.
+    try {
+      await this.deps.publisher.publishWith(
+        [event],
+        (client) => recordCreatedSwap(client, { swapId: swap.swapId, providerId, createdAt: swap.createdAt }),
+        'swap created: queued with its created_swaps row',
+      );
+    } catch (e) {
+      // Last resort: the whole event in the log, so an operator can append it by hand.
+      logger.fatal(
+        { err: { message: (e as Error).message }, events: [event] },
+        'SwapCreated could not be recorded',
+      );
+      throw e;
+    }
 
     const problems = blockingFindings(payload);
     if (!payload.signatureValid || problems.length > 0) {

@@ -26,7 +26,6 @@ export {
   loadProviders,
   readProviderSetup,
   readRegistry,
-  recordCreatedSwap,
   revokeKey,
   rotateKey,
   type Db,
