@@ -35,7 +35,9 @@ import {
   requestFingerprint,
   type IdempotencyDecision,
 } from './idempotency.ts';
+import { createdSwapAnswer, outcomeUnknownAnswer, type Answer } from './answers.ts';
 import { recordCreatedSwap } from './created.ts';
+import { outcomeFromOutbox } from './settle.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { readQuote, saveQuote } from './quotes.ts';
 import {
@@ -48,14 +50,7 @@ import {
   type SwapBody,
 } from './rules.ts';
 
-/** An HTTP answer of the gateway, with what the log line and the metrics need. */
-export interface Answer {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-  readonly headers?: Readonly<Record<string, string>>;
-  /** Bounded code of a refusal (metric label); undefined on success. */
-  readonly reason?: string;
-}
+export type { Answer } from './answers.ts';
 
 export interface GatewayServiceDeps {
   readonly pool: pg.Pool;
@@ -66,6 +61,8 @@ export interface GatewayServiceDeps {
   readonly now: () => Date;
   /** A fixed quote expiring sooner than this is refused for a swap. */
   readonly quoteMinValidityMs: number;
+  /** An Idempotency-Key in progress longer than this has an unknown outcome. Default 2 minutes. */
+  readonly idempotencyLeaseMs?: number;
 }
 
 export interface QuoteBody {
@@ -340,7 +337,12 @@ export class GatewayService {
     if ('status' in p) return p;
 
     const fingerprint = requestFingerprint(body.providerId, body as unknown as Record<string, unknown>);
-    const earlier = idempotencyDecision(await readIdempotency(pool, idempotencyKey), fingerprint);
+    const earlier = idempotencyDecision(
+      await readIdempotency(pool, idempotencyKey),
+      fingerprint,
+      this.lease(),
+    );
+    if (earlier.kind === 'lease_expired') return this.settleExpired(idempotencyKey, earlier);
     if (earlier.kind !== 'new') return idempotentAnswer(earlier);
 
     // Rules that need no partner: refused here, nothing stored (the key stays free).
@@ -377,7 +379,9 @@ export class GatewayService {
       }))
     ) {
       // Another request took the key between the read and the claim.
-      return idempotentAnswer(idempotencyDecision(await readIdempotency(pool, idempotencyKey), fingerprint));
+      return idempotentAnswer(
+        idempotencyDecision(await readIdempotency(pool, idempotencyKey), fingerprint, this.lease()),
+      );
     }
     const request: SwapRequest = {
       tradeMethod: body.tradeMethod,
@@ -416,6 +420,30 @@ export class GatewayService {
     const answer = await this.callPartner(p, body, request, requestId, quote);
     await completeIdempotency(pool, idempotencyKey, requestId, answer.status, answer.body);
     return answer;
+  }
+
+  private lease() {
+    return { nowMs: this.deps.now().getTime(), leaseMs: this.deps.idempotencyLeaseMs ?? 120_000 };
+  }
+
+  /** A key in progress beyond its lease: the recorded outcome (then the key is completed), else 409. */
+  private async settleExpired(
+    key: string,
+    d: { readonly requestId: string; readonly ageMs: number },
+  ): Promise<Answer> {
+    const recorded = await outcomeFromOutbox(this.deps.pool, d.requestId);
+    if (recorded) {
+      await completeIdempotency(this.deps.pool, key, d.requestId, recorded.status, recorded.body);
+      return { ...recorded, headers: { ...recorded.headers, 'idempotent-replayed': 'true' } };
+    }
+    this.deps.logger.warn(
+      { requestId: d.requestId, ageMs: d.ageMs },
+      'swap request without an outcome beyond its lease',
+    );
+    return outcomeUnknownAnswer(
+      d.requestId,
+      `in progress for ${Math.round(d.ageMs / 1000)} s, beyond the ${Math.round((this.deps.idempotencyLeaseMs ?? 120_000) / 1000)} s lease, and nothing was recorded after the partner call`,
+    );
   }
 
   private async callPartner(
@@ -501,8 +529,8 @@ export class GatewayService {
       throw e;
     }
 
-    const problems = blockingFindings(payload);
-    if (!payload.signatureValid || problems.length > 0) {
+    const answer = createdSwapAnswer(providerId, swap.swapId, event.payload);
+    if (answer.status !== 201) {
       metrics.payloadRejections.inc({ provider: providerId });
       logger.error(
         {
@@ -510,51 +538,12 @@ export class GatewayService {
           requestId,
           swapId: swap.swapId,
           signatureValid: payload.signatureValid,
-          problems,
+          problems: blockingFindings(payload),
         },
         'created swap withheld: its signed payload does not match',
       );
-      return {
-        status: 502,
-        reason: 'payload_mismatch',
-        body: {
-          error: payload.signatureValid
-            ? "the partner's signed payload does not match the request; the swap is not handed out"
-            : "the partner's payload signature does not verify; the swap is not handed out",
-          requestId,
-          swapId: swap.swapId,
-          signatureValid: payload.signatureValid,
-          findings: problems.length > 0 ? problems : event.payload.findings.filter((f) => f.outcome !== 'ok'),
-        },
-      };
     }
-    const terms = quote?.terms;
-    return {
-      status: 201,
-      body: {
-        requestId,
-        swapId: swap.swapId,
-        providerId,
-        tradeMethod: body.tradeMethod,
-        quoteRef: request.quoteRef,
-        quoteId: request.quoteId,
-        from: request.currencyFrom,
-        to: request.currencyTo,
-        payloadCurrencyFrom: request.payloadCurrencyFrom,
-        payloadCurrencyTo: request.payloadCurrencyTo,
-        amountFrom: request.amountFrom ?? terms?.amountFrom ?? null,
-        quotedAmountTo: terms?.amountTo ?? null,
-        payinAddress: swap.payinAddress,
-        payinExtraId: payload.decoded?.payin_extra_id || null,
-        createdAt: swap.createdAt,
-        providerFees: swap.providerFees,
-        referralFees: swap.referralFees,
-        payoutNetworkFees: swap.payoutNetworkFees,
-        providerSig: { payload: swap.providerSig.payload, signature: event.payload.providerSigSignature },
-        signatureValid: payload.signatureValid,
-        keyId: payload.keyId ?? null,
-      },
-    };
+    return answer;
   }
 
   /** Records events; a failure of both Kafka and the outbox is logged with the events, then thrown. */
@@ -607,6 +596,8 @@ function idempotentAnswer(d: IdempotencyDecision): Answer {
         reason: 'idempotency_mismatch',
         error: 'this Idempotency-Key was used for another request; use a new key for a new request',
       });
+    case 'lease_expired': // settled by settleExpired before this is reached
+      return outcomeUnknownAnswer(d.requestId, 'in progress beyond its lease');
     case 'in_progress':
       return {
         status: 409,

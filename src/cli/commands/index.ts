@@ -22,6 +22,7 @@ import { gatewayServeCommand } from './gateway.ts';
 import { pollerRunCommand } from './poller.ts';
 import { catalogSyncCommand } from './catalog.ts';
 import { outboxListCommand, outboxRelayCommand } from './outbox.ts';
+import { requestsResolveCommand, requestsStuckCommand } from './requests.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
@@ -54,4 +55,6 @@ export const commands: readonly Command[] = [
   catalogSyncCommand,
   outboxRelayCommand,
   outboxListCommand,
+  requestsStuckCommand,
+  requestsResolveCommand,
 ];
