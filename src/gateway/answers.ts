@@ -1,4 +1,5 @@
 import type { SwapCreated } from '../events/types.ts';
+import { isQuoteFinding } from './quote-check.ts';
 
 /**
  * The gateway's HTTP answers that follow from recorded facts, pure: the answer to a created swap is a
@@ -17,7 +18,9 @@ export interface Answer {
 
 /** Findings that stop a swap from being handed to the wallet: the signature or content does not match. */
 export function blockingEventFindings(created: SwapCreated): SwapCreated['findings'] {
-  return created.findings.filter((f) => f.outcome === 'mismatch' || f.outcome === 'violation');
+  return created.findings.filter(
+    (f) => (f.outcome === 'mismatch' || f.outcome === 'violation') && !isQuoteFinding(f),
+  );
 }
 
 function payinExtraId(created: SwapCreated): string | null {

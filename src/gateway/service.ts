@@ -37,6 +37,7 @@ import {
 } from './idempotency.ts';
 import { createdSwapAnswer, outcomeUnknownAnswer, type Answer } from './answers.ts';
 import { recordCreatedSwap } from './created.ts';
+import { quoteAmountToFinding } from './quote-check.ts';
 import { outcomeFromOutbox } from './settle.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { readQuote, saveQuote } from './quotes.ts';
@@ -478,7 +479,9 @@ export class GatewayService {
       created =
         body.tradeMethod === 'fixed'
           ? await p.client.createFixedSwap({ ...wire, quoteId: quote!.quoteId! } satisfies SwapRequestFixed, {
-              quote: quote!.response,
+              // The signed source amount is checked against what the platform asked the quote for, even
+              // when the partner's quote has no `amount` echo (an echo, if any, was checked equal to it).
+              quote: { ...quote!.response, amount: quote!.terms.amountFrom ?? quote!.response.amount },
             })
           : await p.client.createFloatSwap({ ...wire, amount: body.amount! } satisfies SwapRequestFloat);
       metrics.partnerCalls.inc({ provider: providerId, operation, outcome: 'ok' });
@@ -512,6 +515,10 @@ export class GatewayService {
       response: swap,
       inspection: payload,
     });
+    if (body.tradeMethod === 'fixed' && quote)
+      event.payload.findings.push(
+        quoteAmountToFinding(event.payload.signedAmountToWallet, quote.terms, request.payloadCurrencyTo),
+      );
     // Durable before visible: created_swaps (which the webhook and poller read) and the SwapCreated outbox
     // row commit together, before any Kafka send; a crash after the commit leaves the relay to send it.
     try {

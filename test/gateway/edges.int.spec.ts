@@ -171,4 +171,63 @@ describe('gateway edges on the real stack', () => {
       expect(payload.findings.filter((f) => f.check === 'response.fee_format')).toHaveLength(1);
     });
   });
+
+  describe('a fixed swap against its quote (issue 14)', () => {
+    const fixedQuote = async () => {
+      const q = await quote({ amount: '0.1', tradeMethod: 'fixed' });
+      expect(q.status).toBe(200);
+      return q.body.quoteRef as string;
+    };
+    const journaled = async (swapId: string) =>
+      (await created(swapId)) as unknown as {
+        signedAmountToProvider: string;
+        findings: { check: string; outcome: string; expected: string | null; actual: string | null }[];
+      };
+
+    it('a signed source amount above the requested one is refused (502) and recorded, even with no amount echo', async () => {
+      // The partner's quote carries no `amount` echo; the platform still knows what it asked for.
+      p.sim.injectFault('quote', { kind: 'malformed-body', variant: 'drop-field', field: 'amount' });
+      const quoteRef = await fixedQuote();
+      p.sim.injectSwapFaults(['wrong-source-amount']);
+      const s = await swap({ tradeMethod: 'fixed', quoteRef });
+      expect(s.status).toBe(502);
+      expect(s.body).not.toHaveProperty('payinAddress');
+      expect(s.body.findings).toContainEqual(
+        expect.objectContaining({
+          check: 'payload.amount_to_provider',
+          outcome: 'mismatch',
+          expected: '10000000', // 0.1 BTC at 8 decimals
+        }),
+      );
+      const payload = await journaled(s.body.swapId as string);
+      expect(payload.findings).toContainEqual(
+        expect.objectContaining({ check: 'payload.amount_to_provider', outcome: 'mismatch' }),
+      );
+    });
+
+    it('the same without the fault: the requested amount verifies (ok), 201', async () => {
+      p.sim.injectFault('quote', { kind: 'malformed-body', variant: 'drop-field', field: 'amount' });
+      const quoteRef = await fixedQuote();
+      const s = await swap({ tradeMethod: 'fixed', quoteRef });
+      expect(s.status).toBe(201);
+      const payload = await journaled(s.body.swapId as string);
+      expect(payload.findings).toContainEqual(
+        expect.objectContaining({ check: 'payload.amount_to_provider', outcome: 'ok', expected: '10000000' }),
+      );
+      expect(payload.findings).toContainEqual(
+        expect.objectContaining({ check: 'quote.amount_to', outcome: 'ok' }),
+      );
+    });
+
+    it('a signed output that differs from amountTo + payoutNetworkFees is a finding, not a refusal', async () => {
+      const quoteRef = await fixedQuote();
+      p.sim.injectSwapFaults(['wrong-destination-amount']);
+      const s = await swap({ tradeMethod: 'fixed', quoteRef });
+      expect(s.status).toBe(201);
+      const payload = await journaled(s.body.swapId as string);
+      const f = payload.findings.find((x) => x.check === 'quote.amount_to')!;
+      expect(f.outcome).toBe('mismatch');
+      expect(BigInt(f.actual!)).toBe(BigInt(f.expected!) + BigInt(f.expected!) / 10n + 1n);
+    });
+  });
 });
