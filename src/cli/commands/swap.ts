@@ -24,7 +24,7 @@ export function correctionFlagsProblem(
   for (const name of CORRECTION_AMOUNTS) {
     const v = values[name];
     if (v !== undefined && (!isDecimalText(v) || v.startsWith('-')))
-      return `--${name} must be a non-negative decimal of at most 40 integer and 36 fraction digits`;
+      return `--${name} must be a non-negative decimal amount of at most 40 integer and 36 fraction digits`;
   }
   for (const name of ['reason', 'by'] as const) {
     const v = values[name];
