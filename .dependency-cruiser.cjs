@@ -18,7 +18,12 @@ module.exports = {
         dependencyTypesNot: ['type-only'],
       },
     },
-    { name: 'nothing-imports-the-cli', severity: 'error', from: { path: '^src/(?!cli/)' }, to: { path: '^src/cli/' } },
+    {
+      name: 'nothing-imports-the-cli',
+      severity: 'error',
+      from: { path: '^src/(?!cli/)' },
+      to: { path: '^src/cli/' },
+    },
     { name: 'src-never-imports-tests', severity: 'error', from: { path: '^src/' }, to: { path: '^test/' } },
   ],
   options: {

@@ -226,6 +226,11 @@ export const configSpec = {
     default: 2000,
     doc: 'A fixed quote that expires sooner than this is refused for a swap (the partner call takes time)',
   },
+  GATEWAY_IDEMPOTENCY_LEASE_MS: {
+    parse: int(1000, 86_400_000),
+    default: 120_000,
+    doc: 'An Idempotency-Key in progress longer than this has an unknown outcome: answered with the recorded outcome or 409 "outcome unknown" (swap-ledger requests stuck / resolve)',
+  },
   OUTBOX_RELAY_INTERVAL_MS: {
     parse: int(100, 3_600_000),
     default: 1000,

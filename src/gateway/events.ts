@@ -70,6 +70,30 @@ export function quoteTerms(
   };
 }
 
+const UNPRINTABLE_CHARS = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udfff]/gu;
+
+/**
+ * A partner's free text (error messages, keys, bodies) made storable: control characters and lone
+ * surrogates are written as visible `\uXXXX` escapes (Postgres refuses U+0000 in jsonb), not dropped.
+ */
+export function visibleText(text: string): string {
+  return text.replace(
+    UNPRINTABLE_CHARS,
+    (c) => `\\u${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`,
+  );
+}
+
+/** visibleText applied to every string (keys included) of a JSON value. */
+export function visibleStrings<T>(value: T): T {
+  if (typeof value === 'string') return visibleText(value) as T;
+  if (Array.isArray(value)) return value.map(visibleStrings) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [visibleText(k), visibleStrings(v)]),
+    ) as T;
+  return value;
+}
+
 interface Common {
   readonly providerId: string;
   readonly now: Date;
@@ -122,11 +146,11 @@ export function quoteRejectedEvent(
       currencyTo: r.to,
       amountFrom: r.amount,
       httpStatus: r.httpStatus,
-      errorKey: r.errorKey,
-      message: r.message,
+      message: visibleText(r.message),
+      errorKey: r.errorKey === null ? null : visibleText(r.errorKey),
       additionalFieldsJson:
         r.additionalFields && Object.keys(r.additionalFields).length > 0
-          ? JSON.stringify(r.additionalFields)
+          ? visibleText(JSON.stringify(r.additionalFields))
           : null,
     },
   };
@@ -157,7 +181,12 @@ export function swapCreationFailedEvent(
     eventType: 'SwapCreationFailed',
     swapId: null,
     aggregateKey: requestKey(requestId),
-    payload: { requestId, ...f, message: f.message.slice(0, 2000) },
+    payload: {
+      requestId,
+      ...f,
+      errorKey: f.errorKey === null ? null : visibleText(f.errorKey),
+      message: visibleText(f.message.slice(0, 2000)),
+    },
   };
 }
 
@@ -195,9 +224,9 @@ export function swapCreatedEvent(
       quote: s.quote,
       payinAddress: r.payinAddress,
       createdAt: r.createdAt,
-      providerFees: r.providerFees,
-      referralFees: r.referralFees,
-      payoutNetworkFees: r.payoutNetworkFees,
+      providerFees: createdFee(r.providerFees),
+      referralFees: createdFee(r.referralFees),
+      payoutNetworkFees: createdFee(r.payoutNetworkFees),
       providerSigPayload: r.providerSig.payload,
       providerSigSignature: sig.value === '' ? null : sig.value,
       providerSigField: sig.field,
@@ -210,6 +239,18 @@ export function swapCreatedEvent(
       extraFieldsJson: extraFieldsJson(r, SWAP_FIELDS),
     },
   };
+}
+
+/**
+ * SwapCreated's fees are non-null decimal strings in the event schema and the projection (owned with the
+ * fold). Until they may be null, an unknown fee (the partner sent no decimal text) is written as "0" and
+ * the event's `response.fee_format` finding marks it unknown: a stand-in the reconciler can only flag
+ * against, never the partner's number (which has lost precision).
+ */
+export const UNKNOWN_CREATED_FEE = '0';
+
+export function createdFee(fee: string | null): string {
+  return fee ?? UNKNOWN_CREATED_FEE;
 }
 
 /** Findings that stop a swap from being handed to the wallet: the signature or content does not match. */

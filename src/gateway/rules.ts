@@ -1,4 +1,5 @@
 import { Decimal, isDecimalText } from '../money/decimal.ts';
+import { partnerTextProblem } from '../swap/text.ts';
 import type { QuoteTerms } from '../events/types.ts';
 import type { QuoteResponse } from '../partner/types.ts';
 
@@ -49,9 +50,55 @@ export interface SwapBody {
   readonly slippage?: string;
 }
 
+const SWAP_TEXT = [
+  'providerId',
+  'quoteRef',
+  'from',
+  'to',
+  'payoutAddress',
+  'payoutAddressExtraId',
+  'refundAddress',
+  'refundAddressExtraId',
+] as const;
+const QUOTE_TEXT = ['providerId', 'from', 'to'] as const;
+
+/** The first text field of a body that is not printable, bounded text, as a 400; undefined when all are. */
+export function checkBodyText(
+  body: Readonly<Record<string, unknown>>,
+  fields: readonly string[],
+): Refusal | undefined {
+  for (const field of fields) {
+    const v = body[field];
+    if (typeof v !== 'string') continue;
+    const problem = partnerTextProblem(v);
+    if (problem) return { status: 400, reason: 'invalid_body', error: `${field} ${problem}` };
+  }
+  return undefined;
+}
+
+/** A quote request's amount and text within the input bounds (the JSON schema checks them first). */
+export function checkQuoteBody(body: {
+  readonly providerId: string;
+  readonly from: string;
+  readonly to: string;
+  readonly amount: string;
+}): Refusal | undefined {
+  const text = checkBodyText(body, QUOTE_TEXT);
+  if (text) return text;
+  if (!isDecimalText(body.amount) || !new Decimal(body.amount).gt(0))
+    return {
+      status: 400,
+      reason: 'invalid_body',
+      error: 'amount must be a decimal string above zero (at most 40 integer and 36 fraction digits)',
+    };
+  return undefined;
+}
+
 /** What the JSON schema cannot say: which fields each trade method needs. */
 export function checkSwapShape(body: SwapBody): Refusal | undefined {
   const bad = (error: string): Refusal => ({ status: 400, reason: 'invalid_body', error });
+  const text = checkBodyText(body as unknown as Readonly<Record<string, unknown>>, SWAP_TEXT);
+  if (text) return text;
   if (body.tradeMethod === 'fixed') {
     if (!body.quoteRef) return bad('a fixed swap needs quoteRef (from POST /v1/quotes)');
     if (body.amount !== undefined) return bad('a fixed swap takes its amount from the quote: send no amount');

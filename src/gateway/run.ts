@@ -27,6 +27,7 @@ export type GatewayConfig = Pick<
   | 'GATEWAY_PORT'
   | 'GATEWAY_API_KEY_DIGESTS'
   | 'GATEWAY_QUOTE_MIN_VALIDITY_MS'
+  | 'GATEWAY_IDEMPOTENCY_LEASE_MS'
   | 'OUTBOX_RELAY_INTERVAL_MS'
   | 'OUTBOX_RELAY_BATCH'
 >;
@@ -97,6 +98,7 @@ export async function startGateway(
       metrics,
       now: extra.now ?? (() => new Date()),
       quoteMinValidityMs: config.GATEWAY_QUOTE_MIN_VALIDITY_MS,
+      idempotencyLeaseMs: config.GATEWAY_IDEMPOTENCY_LEASE_MS,
     });
     const app = buildGatewayServer({ service, keys, logger, metrics });
     await app.listen({ host: config.GATEWAY_HOST, port: config.GATEWAY_PORT });

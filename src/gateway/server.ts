@@ -4,7 +4,9 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
 } from 'fastify';
+import { MAX_FRACTION_DIGITS, MAX_INTEGER_DIGITS } from '../money/decimal.ts';
 import type { Logger } from '../observability/log.ts';
+import { PRINTABLE_PATTERN } from '../swap/text.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../observability/metrics.ts';
 import { ApiKeyIndex } from '../providers/api-keys.ts';
 import { IDEMPOTENCY_KEY } from './idempotency.ts';
@@ -53,12 +55,16 @@ declare module 'fastify' {
   }
 }
 
-const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max });
+// Wallet text is handed to the partner and stored: printable and bounded (src/swap/text.ts); the service
+// checks it again with partnerTextProblem (lone surrogates, which a JSON Schema pattern does not see).
+const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max, pattern: PRINTABLE_PATTERN });
+const optionalText = (max: number) => ({ type: 'string', maxLength: max, pattern: PRINTABLE_PATTERN });
+// The bounds of isDecimalText (40 integer, 36 fraction digits), non-negative.
 const decimal = {
   type: 'string',
   minLength: 1,
-  maxLength: 100,
-  pattern: '^(?:0|[1-9]\\d*|\\d+)(?:\\.\\d+)?$',
+  maxLength: MAX_INTEGER_DIGITS + 1 + MAX_FRACTION_DIGITS,
+  pattern: `^(?:0|[1-9]\\d{0,${MAX_INTEGER_DIGITS - 1}}|\\d{1,${MAX_INTEGER_DIGITS}})(?:\\.\\d{1,${MAX_FRACTION_DIGITS}})?$`,
 };
 
 const quoteSchema = {
@@ -86,9 +92,9 @@ const swapSchema = {
     to: text(100),
     amount: decimal,
     payoutAddress: text(256),
-    payoutAddressExtraId: { type: 'string', maxLength: 256 },
+    payoutAddressExtraId: optionalText(256),
     refundAddress: text(256),
-    refundAddressExtraId: { type: 'string', maxLength: 256 },
+    refundAddressExtraId: optionalText(256),
     nonce: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
     slippage: decimal,
   },

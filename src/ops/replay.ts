@@ -113,6 +113,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   const total = [...ends.values()].reduce((a, b) => a + b, 0n);
   const schema = derivedSchemaName(options.liveSchema, 'replay');
   await migrateProjection(options.databaseUrl, schema);
+  await markReplayExtent(options.databaseUrl, schema, until);
   const pool = createPool(options.databaseUrl, {
     searchPath: schema,
     max: 3,
@@ -230,14 +231,54 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   };
 }
 
+const PARTIAL_MARK = 'swap-ledger replay: partial';
+
+/**
+ * A rebuilt schema says how far it was rebuilt, as its schema comment (no table, so no migration): a
+ * schema stopped at --to-time or --to-offset lacks the log's tail, and `promote` refuses it unless forced.
+ */
+async function markReplayExtent(databaseUrl: string, schema: string, until: ReplayUntil): Promise<void> {
+  const extent =
+    until.kind === 'end'
+      ? 'swap-ledger replay: complete'
+      : until.kind === 'time'
+        ? `${PARTIAL_MARK} (--to-time ${until.time.toISOString()})`
+        : `${PARTIAL_MARK} (--to-offset ${[...until.offsets].map(([p, o]) => (p < 0 ? `${o}` : `${p}:${o}`)).join(',')})`;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    // COMMENT takes no bind parameters: the text is ours, quoted by the server's own function.
+    const quoted = (await client.query<{ q: string }>('select quote_literal($1) as q', [extent])).rows[0]!.q;
+    await client.query(`comment on schema ${assertIdentifier(schema)} is ${quoted}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** How far a rebuilt schema was rebuilt, when it was marked partial (undefined: complete or unmarked). */
+export async function partialExtent(client: pg.ClientBase, schema: string): Promise<string | undefined> {
+  const r = await client.query<{ c: string | null }>(
+    `select obj_description(oid, 'pg_namespace') as c from pg_namespace where nspname = $1`,
+    [schema],
+  );
+  const comment = r.rows[0]?.c ?? null;
+  return comment !== null && comment.startsWith(PARTIAL_MARK) ? comment : undefined;
+}
+
+export class PromoteRefusedError extends Error {
+  override name = 'PromoteRefusedError';
+}
+
 /**
  * Makes `rebuilt` the live schema in one transaction: the live one is renamed to `<live>_prev_<time>` and
  * kept until `replay drop`; the finance views and grants are created again over the new live tables.
+ * A schema rebuilt only up to a time or offset is refused unless `allowPartial` (the log's tail is missing).
  */
 export async function promote(
   databaseUrl: string,
   live: string,
   rebuilt: string,
+  options: { allowPartial?: boolean } = {},
 ): Promise<{ previous: string }> {
   assertIdentifier(live);
   assertIdentifier(rebuilt);
@@ -249,6 +290,12 @@ export async function promote(
     await client.query('select pg_advisory_xact_lock($1)', [PROMOTE_LOCK]);
     if (!(await isProjectionSchema(client, rebuilt)))
       throw new Error(`${rebuilt} is not a projection schema`);
+    const partial = await partialExtent(client, rebuilt);
+    if (partial !== undefined && !options.allowPartial)
+      throw new PromoteRefusedError(
+        `${rebuilt} was rebuilt only part of the log (${partial.slice(PARTIAL_MARK.length).trim()}): ` +
+          'promoting it would drop every later event; rebuild to the end, or pass --allow-partial',
+      );
     const previous = derivedSchemaName(live, 'prev');
     if (await schemaExists(client, live)) await client.query(`alter schema ${live} rename to ${previous}`);
     await client.query(`alter schema ${rebuilt} rename to ${live}`);

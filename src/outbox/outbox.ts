@@ -49,6 +49,7 @@ export class OutboxWriteError extends Error {
  */
 export class DurablePublisher {
   private bypassUntil = 0;
+  private flusher: ((key: string) => Promise<void>) | undefined;
 
   constructor(
     private readonly options: {
@@ -119,6 +120,55 @@ export class DurablePublisher {
       last = 'outbox';
     }
     return last;
+  }
+
+  /**
+   * Durable before visible: `write` (the caller's rows, e.g. the gateway's created_swaps) and the events'
+   * outbox rows commit in ONE transaction, before any Kafka send; then the events' keys are flushed to
+   * Kafka at once (the relay does it later if Kafka does not acknowledge). Whoever sees the caller's rows
+   * can rely on the events being queued ahead of anything else of their keys (ensureKeyPublished).
+   * Throws OutboxWriteError when the transaction fails: nothing was recorded then.
+   */
+  async publishWith(
+    events: readonly SwapEvent[],
+    write: (client: pg.ClientBase) => Promise<void>,
+    reason: string,
+  ): Promise<PublishPath> {
+    const { pool, logger } = this.options;
+    try {
+      await inTransaction(pool, async (client) => {
+        await write(client);
+        await insertOutbox(client, this.options.topic, events, reason);
+      });
+    } catch (e) {
+      throw new OutboxWriteError(`the outbox transaction failed: ${(e as Error).message}`, { cause: e });
+    }
+    if (this.bypassing) {
+      this.options.metrics?.published.inc({ path: 'outbox' }, events.length);
+      return 'outbox';
+    }
+    try {
+      for (const key of new Set(events.map((e) => e.aggregateKey))) await this.flush(key);
+      this.options.metrics?.published.inc({ path: 'kafka' }, events.length);
+      return 'kafka';
+    } catch (e) {
+      this.bypassUntil = this.now() + (this.options.bypassMs ?? 30_000);
+      this.options.metrics?.published.inc({ path: 'outbox' }, events.length);
+      logger.warn(
+        { err: { message: (e as Error).message }, events: events.map((d) => d.eventId) },
+        'Kafka did not acknowledge in time; the outbox relay will publish the events',
+      );
+      return 'outbox';
+    }
+  }
+
+  private get flush(): (key: string) => Promise<void> {
+    this.flusher ??= outboxKeyFlusher({
+      pool: this.options.pool,
+      appender: this.options.appender,
+      topic: this.options.topic,
+    });
+    return this.flusher;
   }
 
   private async toOutbox(events: readonly SwapEvent[], reason: string): Promise<void> {

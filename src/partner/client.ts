@@ -1,4 +1,5 @@
 import { isDecimalText, parseDecimal } from '../money/decimal.ts';
+import { partnerTextProblem } from '../swap/text.ts';
 import {
   PartnerCursorLoopError,
   PartnerError,
@@ -27,6 +28,7 @@ import {
   validateQuoteResponse,
   validateStatusResponse,
   validateSwapResponse,
+  swapResponseFeeFindings,
   type ValidationContext,
 } from './validate.ts';
 import {
@@ -63,6 +65,8 @@ export interface PartnerClientOptions {
   readonly pageLimit?: number;
   /** Guard against a partner that never ends its list. Default 10,000. */
   readonly maxPages?: number;
+  /** Consecutive empty pages that still name a next cursor before the list is given up. Default 3. */
+  readonly maxEmptyPages?: number;
   /** Largest body read. Default 8 MiB. */
   readonly maxBodyBytes?: number;
   /** Error bodies are kept truncated to this many characters. Default 500. */
@@ -211,6 +215,7 @@ export class PartnerClient {
     if (typeof swapId !== 'string' || swapId.trim() === '') {
       throw new PartnerRequestError(this.provider, op, 'swapId', 'must be a non-empty string');
     }
+    this.requireText(op, { swapId }, ['swapId']);
     const body = await this.read(op, 'GET', '/status', { query: { swapId }, swapId, signal: opts.signal });
     return validateStatusResponse(body, this.ctx(op));
   }
@@ -252,6 +257,8 @@ export class PartnerClient {
         findings: [{ check: 'payload.inspection', outcome: 'unverifiable', detail: (e as Error).message }],
       };
     }
+    const feeFindings = swapResponseFeeFindings(body);
+    if (feeFindings.length > 0) payload = { ...payload, findings: [...payload.findings, ...feeFindings] };
     return { swap, payload };
   }
 
@@ -264,8 +271,10 @@ export class PartnerClient {
     const limit = opts.limit ?? this.options.pageLimit;
     if (limit !== undefined) checkLimit(limit, 'limit');
     const maxPages = this.options.maxPages ?? 10_000;
+    const maxEmpty = this.options.maxEmptyPages ?? 3;
     const seen = new Set<string>();
     let cursor: string | undefined;
+    let empty = 0;
     for (let n = 1; ; n++) {
       const query: Record<string, string> = {};
       if (limit !== undefined) query.limit = String(limit);
@@ -283,6 +292,16 @@ export class PartnerClient {
           );
         }
         seen.add(page.nextCursor);
+        // Fresh cursors on empty pages never repeat, so the loop check above cannot stop them.
+        empty = page.items.length === 0 ? empty + 1 : 0;
+        if (empty >= maxEmpty) {
+          throw new PartnerResponseError(
+            this.provider,
+            op,
+            'next_cursor',
+            `${empty} consecutive empty pages still name a next cursor (page ${n}); list given up`,
+          );
+        }
       }
       yield page;
       if (page.nextCursor === null) return;
@@ -393,7 +412,13 @@ export class PartnerClient {
       if (typeof v !== 'string' || v.trim() === '') {
         throw new PartnerRequestError(this.provider, op, k, 'must be a non-empty string');
       }
+      this.requirePrintable(op, k, v);
     }
+  }
+
+  private requirePrintable(op: PartnerOperation, field: string, v: string): void {
+    const problem = partnerTextProblem(v);
+    if (problem !== undefined) throw new PartnerRequestError(this.provider, op, field, problem);
   }
 
   private requireAmount(op: PartnerOperation, field: string, v: unknown): void {
@@ -417,9 +442,11 @@ export class PartnerClient {
       throw new PartnerRequestError(this.provider, op, 'nonce', 'must be 64 hex digits (32 bytes)');
     }
     for (const k of ['refundAddressExtraId', 'payoutAddressExtraId'] as const) {
-      if (r[k] !== undefined && typeof r[k] !== 'string') {
+      const v = r[k];
+      if (v !== undefined && typeof v !== 'string') {
         throw new PartnerRequestError(this.provider, op, k, 'must be a string');
       }
+      if (v !== undefined) this.requirePrintable(op, k, v);
     }
     if (r.slippage !== undefined) {
       if (!isDecimalText(r.slippage) || parseDecimal(r.slippage).lt(0) || parseDecimal(r.slippage).gt(1)) {

@@ -257,7 +257,9 @@ export function partnerErrorFromResponse(r: ErrorResponse): PartnerError {
   const messageKey =
     typeof body?.messageKey === 'string' && body.messageKey !== '' ? body.messageKey : undefined;
   const message = typeof body?.message === 'string' ? body.message : '';
-  if (r.operation === 'status' && r.status === 404) {
+  // Only the interface's own 404 (a JSON body with `message`) says the swap is unknown; any other 404 body
+  // (a proxy's HTML page) says nothing about the swap: a transport failure, retried (partnerRetryability).
+  if (r.operation === 'status' && r.status === 404 && typeof body?.message === 'string') {
     return new SwapNotFoundError(
       r.provider,
       r.swapId ?? '',
@@ -310,6 +312,8 @@ export function partnerRetryability(error: unknown): Retryability {
       : { retryable: true, retryAfterMs: error.retryAfterMs };
   }
   if (error instanceof PartnerNetworkError) return { retryable: true };
+  if (error instanceof PartnerHttpError && error.operation === 'status' && error.httpStatus === 404)
+    return { retryable: true };
   if (
     error instanceof PartnerError &&
     !(error instanceof PartnerResponseError) &&

@@ -129,9 +129,10 @@ export interface SwapResponse {
   readonly swapId: string;
   readonly payinAddress: string;
   readonly createdAt: string;
-  readonly providerFees: DecimalText;
-  readonly referralFees: DecimalText;
-  readonly payoutNetworkFees: DecimalText;
+  /** null: the partner sent no decimal text (a number, null, nothing); the fee is unknown. */
+  readonly providerFees: DecimalText | null;
+  readonly referralFees: DecimalText | null;
+  readonly payoutNetworkFees: DecimalText | null;
   readonly providerSig: ProviderSig;
 }
 
@@ -145,9 +146,10 @@ export interface SwapStatus {
   readonly amount: DecimalText | undefined;
   readonly payinTransactionId: string | undefined;
   readonly payoutTransactionId: string | undefined;
-  readonly providerFees: DecimalText;
-  readonly referralFees: DecimalText;
-  readonly payoutNetworkFees: DecimalText;
+  /** null until known (the interface fills fees "as soon as known"). */
+  readonly providerFees: DecimalText | null;
+  readonly referralFees: DecimalText | null;
+  readonly payoutNetworkFees: DecimalText | null;
 }
 
 /** Body of POST {platform_url}/webhook/{swapId}/status (sent by the partner, here by the simulator). */

@@ -1,4 +1,5 @@
 import { isDecimalText, parseDecimal } from '../money/decimal.ts';
+import { partnerTextProblem } from '../swap/text.ts';
 import { PartnerResponseError } from './errors.ts';
 import type {
   Currency,
@@ -14,6 +15,7 @@ import type {
   SwapStatus,
   TradeMethod,
 } from './types.ts';
+import { finding, type Finding } from '../payload/findings.ts';
 
 /**
  * Hand-rolled validators of the partner's 2xx bodies. Each returns a shallow copy of the body (unknown
@@ -45,19 +47,33 @@ class Checker {
     return v;
   }
 
-  string(o: Obj, key: string, path: string): string {
+  string(o: Obj, key: string, path: string, maxLength?: number): string {
     const v = o[key];
     if (typeof v !== 'string') this.fail(join(path, key), `expected a non-empty string, got ${kindOf(v)}`);
     if (v.trim() === '') this.fail(join(path, key), 'must not be empty');
-    return v;
+    return this.text(v, join(path, key), maxLength);
   }
 
   /** undefined for absent or null. */
-  optionalString(o: Obj, key: string, path: string): string | undefined {
+  optionalString(o: Obj, key: string, path: string, maxLength?: number): string | undefined {
     const v = o[key];
     if (v === undefined || v === null) return undefined;
     if (typeof v !== 'string') this.fail(join(path, key), `expected a string, got ${kindOf(v)}`);
+    return this.text(v, join(path, key), maxLength);
+  }
+
+  /** Partner text is stored (jsonb, text columns): printable and bounded, or refused here. */
+  text(v: string, path: string, maxLength?: number): string {
+    const problem = partnerTextProblem(v, maxLength);
+    if (problem !== undefined) this.fail(path, problem);
     return v;
+  }
+
+  /** A fee the interface requires but the partner sent as a number, null or nothing: unknown, not refused. */
+  feeOrUnknown(o: Obj, key: string, path: string): string | null {
+    const v = o[key];
+    if (v === undefined || v === null || typeof v === 'number') return null;
+    return this.decimalValue(v, join(path, key));
   }
 
   decimal(o: Obj, key: string, path: string): string {
@@ -112,11 +128,14 @@ class Checker {
     if (typeof v !== 'string' || v === '') {
       this.fail(join(path, 'next_cursor'), `expected a non-empty string or null, got ${describe(v)}`);
     }
-    return v;
+    return this.text(v, join(path, 'next_cursor'), MAX_CURSOR);
   }
 }
 
 const INT32_MAX = 2 ** 31 - 1;
+/** Opaque cursors and the signed payload are longer than ids; still bounded. */
+const MAX_CURSOR = 2048;
+const MAX_SIG_TEXT = 16_384;
 
 export function validateCurrency(v: unknown, path: string, ctx: ValidationContext): Currency {
   const c = new Checker(ctx);
@@ -246,9 +265,9 @@ export function validateSwapResponse(body: unknown, ctx: ValidationContext): Swa
   const c = new Checker(ctx);
   const o = c.object(body, '');
   const sig = c.object(o.providerSig, 'providerSig');
-  const providerSig: Obj = { ...sig, payload: c.string(sig, 'payload', 'providerSig') };
-  const signature = c.optionalString(sig, 'signature', 'providerSig');
-  const payloadSignature = c.optionalString(sig, 'payload_signature', 'providerSig');
+  const providerSig: Obj = { ...sig, payload: c.string(sig, 'payload', 'providerSig', MAX_SIG_TEXT) };
+  const signature = c.optionalString(sig, 'signature', 'providerSig', MAX_SIG_TEXT);
+  const payloadSignature = c.optionalString(sig, 'payload_signature', 'providerSig', MAX_SIG_TEXT);
   setOptional(providerSig, 'signature', signature);
   setOptional(providerSig, 'payload_signature', payloadSignature);
   if (!signature && !payloadSignature)
@@ -258,11 +277,33 @@ export function validateSwapResponse(body: unknown, ctx: ValidationContext): Swa
     swapId: c.string(o, 'swapId', ''),
     payinAddress: c.string(o, 'payinAddress', ''),
     createdAt: c.timestamp(o, 'createdAt', ''),
-    providerFees: c.decimal(o, 'providerFees', ''),
-    referralFees: c.decimal(o, 'referralFees', ''),
-    payoutNetworkFees: c.decimal(o, 'payoutNetworkFees', ''),
+    // The swap exists at the partner whatever its fee format: a fee that is not decimal text is unknown
+    // (a JSON number has already lost precision, so it is never used as a value); see swapResponseFeeFindings.
+    providerFees: c.feeOrUnknown(o, 'providerFees', ''),
+    referralFees: c.feeOrUnknown(o, 'referralFees', ''),
+    payoutNetworkFees: c.feeOrUnknown(o, 'payoutNetworkFees', ''),
     providerSig: providerSig as unknown as ProviderSig,
   };
+}
+
+export const SWAP_RESPONSE_FEES = ['providerFees', 'referralFees', 'payoutNetworkFees'] as const;
+
+/**
+ * One `response.fee_format` finding per fee of a swap creation answer that was not decimal text (a number,
+ * null or absent): the swap is recorded as created with that fee unknown, and the finding says why.
+ */
+export function swapResponseFeeFindings(body: unknown): Finding[] {
+  if (typeof body !== 'object' || body === null) return [];
+  const o = body as Obj;
+  return SWAP_RESPONSE_FEES.filter(
+    (k) => o[k] === undefined || o[k] === null || typeof o[k] === 'number',
+  ).map((k) =>
+    finding('response.fee_format', 'unverifiable', {
+      expected: 'decimal string',
+      actual: typeof o[k] === 'number' ? `number ${String(o[k])}` : kindOf(o[k]),
+      detail: `${k} is not decimal text: the fee is unknown (SwapCreated carries 0 for it until its fees may be null)`,
+    }),
+  );
 }
 
 /** `signature` is preferred; `payload_signature` is the sample response's name for it. */
@@ -277,8 +318,9 @@ export function providerSignatureOf(sig: ProviderSig): {
 export function validateStatusResponse(body: unknown, ctx: ValidationContext): SwapStatus {
   const c = new Checker(ctx);
   const o = c.object(body, '');
-  if (typeof o.status !== 'string') c.fail('status', `expected a string, got ${kindOf(o.status)}`);
-  const out: Obj = { ...o, status: o.status };
+  const status = o.status;
+  if (typeof status !== 'string') return c.fail('status', `expected a string, got ${kindOf(status)}`);
+  const out: Obj = { ...o, status: c.text(status, 'status') };
   setOptional(out, 'quoteId', c.optionalString(o, 'quoteId', ''));
   // Filled "as soon as known": empty, null or absent before the swap is final.
   out.amount = blankToUndefined(o.amount) === undefined ? undefined : c.decimalValue(o.amount, 'amount');
@@ -286,7 +328,9 @@ export function validateStatusResponse(body: unknown, ctx: ValidationContext): S
     const v = c.optionalString(o, k, '');
     out[k] = v === undefined || v.trim() === '' ? undefined : v;
   }
-  for (const k of ['providerFees', 'referralFees', 'payoutNetworkFees']) out[k] = c.decimal(o, k, '');
+  // Fees are filled "as soon as known" too: null, absent or empty is unknown, not a failed poll.
+  for (const k of ['providerFees', 'referralFees', 'payoutNetworkFees'])
+    out[k] = blankToUndefined(o[k]) === undefined ? null : c.decimalValue(o[k], k);
   return out as unknown as SwapStatus;
 }
 

@@ -459,22 +459,6 @@ export async function readProviderSetup(db: Db, providerId: string): Promise<Pro
 
 type JsonWebKeyLike = Exclude<PartnerKey['publicKey'], string>;
 
-/**
- * The gateway's durable record of a swap the partner created: call it in the request (and, when there
- * is one, the transaction) that records the creation, before the projector folds SwapCreated, so a
- * status webhook that arrives at once finds the swap. Recording the same swap twice is harmless.
- */
-export async function recordCreatedSwap(
-  db: Db,
-  swap: { swapId: string; providerId: string; createdAt: string },
-): Promise<void> {
-  await db.query(
-    `insert into platform.created_swaps (swap_id, provider_id, created_at) values ($1, $2, $3)
-     on conflict (swap_id, provider_id) do nothing`,
-    [swap.swapId, swap.providerId, swap.createdAt],
-  );
-}
-
 /** Loads PROVIDERS_FILE when one is configured: the webhook, gateway and poller do it at start. */
 export async function loadProvidersFileIfSet(
   pool: pg.Pool,

@@ -53,15 +53,17 @@ describe('idempotency decision', () => {
     state: 'completed',
     responseStatus: 201,
     response: { swapId: 's' },
+    createdAt: new Date('2026-11-23T10:00:00Z'),
     ...over,
   });
+  const lease = { nowMs: Date.parse('2026-11-23T10:00:30Z'), leaseMs: 60_000 };
 
   it('new key: go ahead', () => {
-    expect(idempotencyDecision(undefined, 'f'.repeat(64))).toEqual({ kind: 'new' });
+    expect(idempotencyDecision(undefined, 'f'.repeat(64), lease)).toEqual({ kind: 'new' });
   });
 
   it('same key and request, completed: the stored answer again', () => {
-    expect(idempotencyDecision(record(), 'f'.repeat(64))).toEqual({
+    expect(idempotencyDecision(record(), 'f'.repeat(64), lease)).toEqual({
       kind: 'replay',
       requestId: 'r1',
       status: 201,
@@ -74,6 +76,7 @@ describe('idempotency decision', () => {
       idempotencyDecision(
         record({ state: 'in_progress', responseStatus: null, response: null }),
         'f'.repeat(64),
+        lease,
       ),
     ).toEqual({
       kind: 'in_progress',
@@ -81,8 +84,24 @@ describe('idempotency decision', () => {
     });
   });
 
+  it('same key and request, in flight beyond the lease: lease expired, with its age', () => {
+    const inFlight = record({ state: 'in_progress', responseStatus: null, response: null });
+    expect(idempotencyDecision(inFlight, 'f'.repeat(64), { ...lease, leaseMs: 30_000 }).kind).toBe(
+      'in_progress',
+    );
+    expect(idempotencyDecision(inFlight, 'f'.repeat(64), { ...lease, leaseMs: 29_999 })).toEqual({
+      kind: 'lease_expired',
+      requestId: 'r1',
+      ageMs: 30_000,
+    });
+    // A completed key is replayed whatever its age.
+    expect(idempotencyDecision(record(), 'f'.repeat(64), { ...lease, leaseMs: 1 }).kind).toBe('replay');
+  });
+
   it('same key, another request: mismatch, whatever the state', () => {
-    expect(idempotencyDecision(record(), 'e'.repeat(64)).kind).toBe('mismatch');
-    expect(idempotencyDecision(record({ state: 'in_progress' }), 'e'.repeat(64)).kind).toBe('mismatch');
+    expect(idempotencyDecision(record(), 'e'.repeat(64), lease).kind).toBe('mismatch');
+    expect(idempotencyDecision(record({ state: 'in_progress' }), 'e'.repeat(64), lease).kind).toBe(
+      'mismatch',
+    );
   });
 });

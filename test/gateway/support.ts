@@ -121,6 +121,7 @@ export async function startPlatform(options: {
         GATEWAY_PORT: 0,
         GATEWAY_API_KEY_DIGESTS: [wallet.sha256],
         GATEWAY_QUOTE_MIN_VALIDITY_MS: 2000,
+        GATEWAY_IDEMPOTENCY_LEASE_MS: 3000,
         OUTBOX_RELAY_INTERVAL_MS: 250,
         OUTBOX_RELAY_BATCH: 100,
       },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migratePlatform } from '../../src/db/migrate.ts';
 import { createKafka } from '../../src/events/kafka.ts';
 import { startWebhook, type RunningWebhook } from '../../src/ingest/webhook/run.ts';
-import { recordCreatedSwap } from '../../src/providers/store.ts';
+import { recordCreatedSwap } from '../../src/gateway/created.ts';
 import { freshProjection, testStack, uniqueName } from '../support/context.ts';
 import { privateKafka } from '../support/private-kafka.ts';
 import {

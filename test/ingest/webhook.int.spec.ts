@@ -5,7 +5,7 @@ import { migratePlatform } from '../../src/db/migrate.ts';
 import { buildWebhookServer } from '../../src/ingest/webhook/server.ts';
 import { postgresSwapLookup, startWebhook, type RunningWebhook } from '../../src/ingest/webhook/run.ts';
 import { createLogger } from '../../src/observability/log.ts';
-import { recordCreatedSwap } from '../../src/providers/store.ts';
+import { recordCreatedSwap } from '../../src/gateway/created.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import { freshProjection, testStack, uniqueName } from '../support/context.ts';

@@ -117,7 +117,15 @@ describe('partnerErrorFromResponse', () => {
     );
     expect(b).toBeInstanceOf(SwapNotFoundError);
     expect((b as SwapNotFoundError).messageKey).toBe('SWAP_NOT_FOUND');
-    expect(map(404, 'not json', { operation: 'status', swapId: 's-3' })).toBeInstanceOf(SwapNotFoundError);
+    // Only the interface's JSON body says "not found"; a proxy's HTML 404 is a transport error, retried.
+    const html = map(404, '<html>Not Found</html>', { operation: 'status', swapId: 's-3' });
+    expect(html).toBeInstanceOf(PartnerHttpError);
+    expect(html).not.toBeInstanceOf(SwapNotFoundError);
+    expect(partnerRetryability(html)).toEqual({ retryable: true });
+    expect(map(404, { error: 'x' }, { operation: 'status', swapId: 's-4' })).toBeInstanceOf(PartnerHttpError);
+    expect(partnerRetryability(map(404, { message: 'x' }, { operation: 'quote' }))).toEqual({
+      retryable: false,
+    });
     // a 404 elsewhere is not a missing swap
     expect(map(404, { message: 'x' }, { operation: 'quote' })).toBeInstanceOf(PartnerHttpError);
   });

@@ -230,7 +230,7 @@ describe('final-status faults', () => {
         break;
       case 'fees-differ-from-creation':
         expect(s.providerFees).not.toBe(created.swap.providerFees);
-        expect(toWei(s.providerFees)).toBeGreaterThan(toWei(created.swap.providerFees));
+        expect(toWei(s.providerFees!)).toBeGreaterThan(toWei(created.swap.providerFees!));
         expect(s.referralFees).toBe(created.swap.referralFees);
         break;
       case 'missing-payin-hash':

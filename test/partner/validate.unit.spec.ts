@@ -281,7 +281,8 @@ describe('swap responses', () => {
     [{ swapId: 12 }, 'swapId'],
     [{ payinAddress: '' }, 'payinAddress'],
     [{ createdAt: 'yesterday' }, 'createdAt'],
-    [{ providerFees: 0.1 }, 'providerFees'],
+    [{ providerFees: '0.1x' }, 'providerFees'],
+    [{ providerFees: '1'.repeat(81) }, 'providerFees'],
   ])('refuses %j', (patch, field) => {
     expect(refusal(() => validateSwapResponse({ ...swap, ...patch }, ctx('swap-float'))).field).toBe(field);
   });
@@ -314,8 +315,8 @@ describe('status', () => {
     [{ amount: 8.1 }, 'amount'],
     [{ amount: 'eight' }, 'amount'],
     [{ payinTransactionId: 42 }, 'payinTransactionId'],
-    [{ providerFees: '' }, 'providerFees'],
-    [{ referralFees: undefined }, 'referralFees'],
+    [{ providerFees: 0.04 }, 'providerFees'],
+    [{ referralFees: '1'.repeat(41) }, 'referralFees'],
     [{ quoteId: 5 }, 'quoteId'],
   ])('refuses %j', (patch, field) => {
     expect(refusal(() => validateStatusResponse({ ...status, ...patch }, ctx('status'))).field).toBe(field);

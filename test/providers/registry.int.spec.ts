@@ -11,13 +11,8 @@ import { mapStatus } from '../../src/swap/status.ts';
 import { ApiKeyIndex, generateApiKey } from '../../src/providers/api-keys.ts';
 import { ProviderRegistryCache } from '../../src/providers/cache.ts';
 import { ProvidersFileError, parseProvidersFile } from '../../src/providers/file.ts';
-import {
-  listProviders,
-  loadProviders,
-  readProviderSetup,
-  readRegistry,
-  recordCreatedSwap,
-} from '../../src/providers/store.ts';
+import { listProviders, loadProviders, readProviderSetup, readRegistry } from '../../src/providers/store.ts';
+import { recordCreatedSwap } from '../../src/gateway/created.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 
 const K1 =

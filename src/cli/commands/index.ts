@@ -26,6 +26,7 @@ import { partnerCertifyCommand } from './partner.ts';
 import { upCommand } from './up.ts';
 import { consoleServeCommand } from './console.ts';
 import { demoRunCommand } from './demo.ts';
+import { requestsResolveCommand, requestsStuckCommand } from './requests.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
@@ -62,4 +63,6 @@ export const commands: readonly Command[] = [
   outboxListCommand,
   consoleServeCommand,
   demoRunCommand,
+  requestsStuckCommand,
+  requestsResolveCommand,
 ];

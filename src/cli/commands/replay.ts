@@ -89,6 +89,13 @@ export const replayCommand: Command = {
         if (l?.md5 !== t.md5) io.stdout(`  ${table}: rebuilt ${t.rows} rows, live ${l?.rows ?? 0} rows`);
       }
     }
+    if (flags.promote && result.live && !result.equal) {
+      io.stderr(
+        `not promoted: the rebuilt state differs from the live state. Inspect ${result.schema}; if it is the ` +
+          `right state, promote it on purpose: swap-ledger replay promote ${result.schema}`,
+      );
+      return 1;
+    }
     if (flags.promote) {
       const { previous } = await promote(config.DATABASE_URL, config.PROJECTION_SCHEMA, result.schema);
       io.stdout(
@@ -102,13 +109,16 @@ export const replayCommand: Command = {
 
 export const replayPromoteCommand: Command = {
   words: ['replay', 'promote'],
-  usage: 'replay promote <schema>',
-  summary: 'make a rebuilt schema the live one, atomically; the previous live schema is kept',
+  usage: 'replay promote <schema> [--allow-partial]',
+  summary:
+    'make a rebuilt schema the live one, atomically; the previous live schema is kept (a partial rebuild only with --allow-partial)',
   async run(args, io) {
-    const { positionals } = parseOptions(args, { values: [] });
+    const { positionals, flags } = parseOptions(args, { values: [], flags: ['allow-partial'] });
     if (positionals.length !== 1) throw new UsageError('name one rebuilt schema');
     const config = loadConfig(process.env, ['DATABASE_URL']);
-    const { previous } = await promote(config.DATABASE_URL, config.PROJECTION_SCHEMA, positionals[0]!);
+    const { previous } = await promote(config.DATABASE_URL, config.PROJECTION_SCHEMA, positionals[0]!, {
+      allowPartial: flags['allow-partial'] === true,
+    });
     io.stdout(
       `promoted ${positionals[0]} to ${config.PROJECTION_SCHEMA}; the previous state is kept as ${previous}`,
     );

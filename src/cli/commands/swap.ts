@@ -5,7 +5,35 @@ import { createPool } from '../../db/client.ts';
 import { correctionEvent } from '../../ops/operator-events.ts';
 import { formatTimeline, swapTimeline } from '../../ops/timeline.ts';
 import { formatSwapRef, parseSwapRef, resolveSwapRef, SwapRefError } from '../../swap/ref.ts';
+import { INTERNAL_STATUSES, isInternalStatus } from '../../swap/status.ts';
+import { isDecimalText } from '../../money/decimal.ts';
+import { partnerTextProblem } from '../../swap/text.ts';
 import { appendOperatorEvent, asUsage } from '../operator.ts';
+
+const CORRECTION_AMOUNTS = ['amount', 'provider-fee', 'referral-fee', 'payout-network-fee'] as const;
+
+/**
+ * The operator's input bounds of `swap correct`, checked before anything is read or appended: a status is
+ * one of the internal statuses (a partner's word or a typo would become a swap's status), amounts within
+ * the input bounds, texts printable.
+ */
+export function correctionFlagsProblem(
+  values: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  if (values.status !== undefined && !isInternalStatus(values.status))
+    return `--status "${values.status.slice(0, 40)}" is not an internal status (${INTERNAL_STATUSES.join(', ')})`;
+  for (const name of CORRECTION_AMOUNTS) {
+    const v = values[name];
+    if (v !== undefined && (!isDecimalText(v) || v.startsWith('-')))
+      return `--${name} must be a non-negative decimal amount of at most 40 integer and 36 fraction digits`;
+  }
+  for (const name of ['reason', 'by'] as const) {
+    const v = values[name];
+    const problem = v === undefined ? undefined : partnerTextProblem(v, 2000);
+    if (problem) return `--${name} ${problem}`;
+  }
+  return undefined;
+}
 
 export const swapShowCommand: Command = {
   words: ['swap', 'show'],
@@ -61,6 +89,8 @@ export const swapCorrectCommand: Command = {
     });
     if (positionals.length !== 1) throw new UsageError('name one swap: <provider>/<swapId>');
     const parsed = await asUsage(async () => parseSwapRef(positionals[0]!, values.provider));
+    const problem = correctionFlagsProblem(values);
+    if (problem) throw new UsageError(problem);
     const config = loadConfig(process.env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
     const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 1 });
     let providerId: string;

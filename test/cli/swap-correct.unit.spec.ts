@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { correctionFlagsProblem } from '../../src/cli/commands/swap.ts';
+import { main } from '../../src/cli/main.ts';
+import type { CliIo } from '../../src/cli/command.ts';
+
+/** `swap correct` input bounds (issue 13 point 7): refused before any read or append. */
+describe('swap correct flags', () => {
+  it.each(['FINISHED', 'EXPIRED', 'ON_HOLD', 'PENDING', 'REFUNDED', 'UNKNOWN'])(
+    'accepts the internal status %s',
+    (status) => {
+      expect(correctionFlagsProblem({ status, amount: '1.5' })).toBeUndefined();
+    },
+  );
+
+  it.each(['DONE', 'FINISHED_', 'CREATED', 'finished', 'A_B'])('refuses the status %s', (status) => {
+    expect(correctionFlagsProblem({ status })).toMatch(/is not an internal status \(FINISHED, EXPIRED/);
+  });
+
+  it.each([
+    ['amount', '1'.repeat(41)],
+    ['amount', `0.${'1'.repeat(37)}`],
+    ['provider-fee', '-1'],
+    ['referral-fee', '1e3'],
+    ['payout-network-fee', '1'.repeat(81)],
+  ])('refuses --%s %s', (name, value) => {
+    expect(correctionFlagsProblem({ [name]: value })).toContain(`--${name} must be a non-negative decimal`);
+  });
+
+  it('refuses an unprintable reason or operator name', () => {
+    expect(correctionFlagsProblem({ reason: 'typo\u0000' })).toMatch(/--reason contains the unprintable/);
+    expect(correctionFlagsProblem({ by: '\u001b[2Jeve' })).toMatch(/--by contains the unprintable/);
+  });
+
+  it('the command exits 2 with the reason before it reads any configuration', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io: CliIo = { stdout: (l) => out.push(l), stderr: (l) => err.push(l) };
+    const saved = { ...process.env };
+    delete process.env.DATABASE_URL;
+    try {
+      const code = await main(
+        ['swap', 'correct', 's1', '--status', 'DONE', '--final', 'true', '--reason', 'r', '--by', 'eve'],
+        io,
+      );
+      expect(code).toBe(2);
+    } finally {
+      process.env = saved;
+    }
+    expect(err.join('\n')).toContain('--status "DONE" is not an internal status');
+    expect(err.join('\n')).not.toContain('DATABASE_URL');
+    expect(out).toEqual([]);
+  });
+});
