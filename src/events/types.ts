@@ -77,9 +77,10 @@ export interface SwapCreated {
   quote: QuoteTerms | null;
   payinAddress: string;
   createdAt: string;
-  providerFees: string;
-  referralFees: string;
-  payoutNetworkFees: string;
+  /** Null when the partner sent no decimal text (a `response.fee_format` finding says so). */
+  providerFees: string | null;
+  referralFees: string | null;
+  payoutNetworkFees: string | null;
   providerSigPayload: string;
   providerSigSignature: string | null;
   providerSigField: string;

@@ -224,9 +224,9 @@ export function swapCreatedEvent(
       quote: s.quote,
       payinAddress: r.payinAddress,
       createdAt: r.createdAt,
-      providerFees: createdFee(r.providerFees),
-      referralFees: createdFee(r.referralFees),
-      payoutNetworkFees: createdFee(r.payoutNetworkFees),
+      providerFees: r.providerFees,
+      referralFees: r.referralFees,
+      payoutNetworkFees: r.payoutNetworkFees,
       providerSigPayload: r.providerSig.payload,
       providerSigSignature: sig.value === '' ? null : sig.value,
       providerSigField: sig.field,
@@ -239,18 +239,6 @@ export function swapCreatedEvent(
       extraFieldsJson: extraFieldsJson(r, SWAP_FIELDS),
     },
   };
-}
-
-/**
- * SwapCreated's fees are non-null decimal strings in the event schema and the projection (owned with the
- * fold). Until they may be null, an unknown fee (the partner sent no decimal text) is written as "0" and
- * the event's `response.fee_format` finding marks it unknown: a stand-in the reconciler can only flag
- * against, never the partner's number (which has lost precision).
- */
-export const UNKNOWN_CREATED_FEE = '0';
-
-export function createdFee(fee: string | null): string {
-  return fee ?? UNKNOWN_CREATED_FEE;
 }
 
 /** Findings that stop a swap from being handed to the wallet: the signature or content does not match. */

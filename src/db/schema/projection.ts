@@ -53,9 +53,10 @@ export const swaps = pgTable(
     refundExtraId: text('refund_extra_id'),
     nonce: text('nonce').notNull(),
     createdAt: ts('created_at').notNull(),
-    createdProviderFees: money('created_provider_fees').notNull(),
-    createdReferralFees: money('created_referral_fees').notNull(),
-    createdPayoutNetworkFees: money('created_payout_network_fees').notNull(),
+    /** The fees of the SwapResponse; null when the partner sent no decimal text for one. */
+    createdProviderFees: money('created_provider_fees'),
+    createdReferralFees: money('created_referral_fees'),
+    createdPayoutNetworkFees: money('created_payout_network_fees'),
     signedAmountToProvider: atomic('signed_amount_to_provider'),
     signedAmountToWallet: atomic('signed_amount_to_wallet'),
     signatureValid: boolean('signature_valid').notNull(),
