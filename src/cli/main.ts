@@ -1,5 +1,5 @@
 import { commands } from './commands/index.ts';
-import { processIo, UsageError, type CliIo } from './command.ts';
+import { processIo, usageText, UsageError, wantsHelp, type CliIo } from './command.ts';
 import { ConfigError } from '../config/config.ts';
 
 function help(io: CliIo): void {
@@ -31,8 +31,13 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.stderr(`swap-ledger: unknown command "${argv.join(' ')}"; run "swap-ledger help"`);
     return 2;
   }
+  const rest = argv.slice(match.words.length);
+  if (wantsHelp(rest)) {
+    io.stdout(usageText(match));
+    return 0;
+  }
   try {
-    return await match.run(argv.slice(match.words.length), io);
+    return await match.run(rest, io);
   } catch (e) {
     if (e instanceof UsageError) {
       io.stderr(`swap-ledger ${match.words.join(' ')}: ${e.message}; usage: swap-ledger ${match.usage}`);

@@ -70,7 +70,9 @@ export const reconcilerRunCommand: Command = {
   words: ['reconciler', 'run'],
   usage: 'reconciler run',
   summary: 'reconcile swaps from the reconciliation queue as they become final, until SIGTERM',
-  async run() {
+  async run(args) {
+    const { positionals } = parseOptions(args, { values: [] });
+    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const config = loadConfig(process.env, [...needs]);
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'reconciler' });
     const { reconciler, close } = await openReconciler(config, logger);
