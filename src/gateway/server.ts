@@ -5,7 +5,6 @@ import Fastify, {
   type FastifyInstance,
 } from 'fastify';
 import type { Logger } from '../observability/log.ts';
-import { PROMETHEUS_CONTENT_TYPE } from '../observability/metrics.ts';
 import { ApiKeyIndex } from '../providers/api-keys.ts';
 import { IDEMPOTENCY_KEY } from './idempotency.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -18,13 +17,16 @@ import type { Answer, GatewayService, QuoteBody } from './service.ts';
  *   GET  /v1/providers/:providerId/pairs[?from=&to=&all=true]
  *   POST /v1/quotes                                          catalog check, then the partner's quote
  *   POST /v1/swaps            (header Idempotency-Key)       fixed (quoteRef) or float (amount) swap
- *   GET  /metrics                                            Prometheus text (no key: keep it private)
  * Every /v1 call needs `x-api-key`: a key of the wallet backend whose SHA-256 digest is in
  * GATEWAY_API_KEY_DIGESTS, compared in constant time. Every refusal is `{ error, messageKey? }`, one log
- * line without secrets and a metric.
+ * line without secrets and a metric. Metrics and health are on the process's metrics listener, never
+ * here: /metrics, /healthz and /readyz answer 404 on this wallet-facing port, key or not.
  */
 
 export const WALLET_ID = 'wallet';
+
+/** The metrics listener's paths: not found here, so no one mistakes this port for the operator's. */
+const OPS_PATHS = new Set(['/metrics', '/healthz', '/readyz']);
 
 /** The wallet backend's keys, by digest. */
 export function walletKeyIndex(digests: readonly string[]): ApiKeyIndex {
@@ -123,7 +125,7 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
 
   // Authentication before the body is read: a caller without a key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
-    if (request.url === '/metrics') return undefined;
+    if (OPS_PATHS.has(request.url.split('?')[0]!)) return reply.code(404).send({ error: 'not found' });
     const header = request.headers['x-api-key'];
     const match = deps.keys.authenticate(typeof header === 'string' && header !== '' ? header : undefined);
     if (!match) {
@@ -161,7 +163,6 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    if (request.routeOptions.url === '/metrics') return;
     const route = request.routeOptions.url ?? 'unknown';
     const status = reply.statusCode;
     const state = request.gateway ?? {};
@@ -187,10 +188,6 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
     else if (status >= 500) request.log.error(line, 'gateway refused');
     else request.log.info(line, 'gateway refused');
   });
-
-  app.get('/metrics', async (_request, reply) =>
-    reply.type(PROMETHEUS_CONTENT_TYPE).send(deps.metrics.registry.expose()),
-  );
 
   app.get<{ Params: { providerId: string }; Querystring: { all?: string } }>(
     '/v1/providers/:providerId/currencies',

@@ -1,5 +1,11 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import { Teardown } from '../lifecycle/teardown.ts';
+import {
+  dependencyChecks,
+  openOpsListener,
+  type OpsConfig,
+  type OpsListener,
+} from '../observability/listener.ts';
 import type pg from 'pg';
 import { syncCatalog, type CatalogSyncReport } from '../catalog/sync.ts';
 import type { Config } from '../config/config.ts';
@@ -40,6 +46,8 @@ export interface RunningPoller {
   tick(): Promise<TickReport>;
   /** Syncs every enabled provider's catalog now. */
   syncCatalogs(): Promise<CatalogSyncReport[]>;
+  /** The metrics and health listener (when METRICS_PORT is configured). */
+  readonly ops: OpsListener | undefined;
   stop(): Promise<void>;
 }
 
@@ -67,7 +75,7 @@ export async function syncAllCatalogs(
  * previous one is still going. stop() ends the schedules and waits for the work under way.
  */
 export async function startPoller(
-  config: PollerConfig,
+  config: PollerConfig & OpsConfig,
   logger: Logger,
   extra: { env?: NodeJS.ProcessEnv; now?: () => number; schedule?: boolean } = {},
 ): Promise<RunningPoller> {
@@ -136,7 +144,9 @@ export async function startPoller(
       for (const t of tasks) await t.destroy();
       await Promise.allSettled([poller.settled(), syncing]);
     });
-    return { poller, tick: () => poller.tick(), syncCatalogs, stop: stopAll };
+    const ops = await openOpsListener(config, poller.metrics.registry, dependencyChecks(config), logger);
+    if (ops) teardown.add(() => ops.close());
+    return { poller, tick: () => poller.tick(), syncCatalogs, ops, stop: stopAll };
   } catch (e) {
     await stopAll().catch(() => undefined);
     throw e;

@@ -4,7 +4,7 @@ import { EventDecodeError, type EventCodec } from '../events/codec.ts';
 import type { Logger } from '../observability/log.ts';
 import { projectBatch, readCheckpoint, type BatchItem, type RetryDecoder } from './batch.ts';
 import { deadLetterId } from './fold.ts';
-import type { Position } from './state.ts';
+import type { JournalRow, Position } from './state.ts';
 
 export interface ProjectorOptions {
   kafka: Kafka;
@@ -20,8 +20,16 @@ export interface ProjectorOptions {
   maxBatchEvents?: number;
   /** Fault points for crash tests: called inside the transaction. */
   hooks?: { midBatch?: () => void | Promise<void>; beforeCommit?: () => void | Promise<void> };
-  /** Called after each committed batch. */
-  onBatch?: (info: { partition: number; events: number; nextOffset: bigint }) => void;
+  /** Called after each committed batch, with the journal rows it wrote. */
+  onBatch?: (info: {
+    partition: number;
+    events: number;
+    nextOffset: bigint;
+    journal: readonly JournalRow[];
+    seconds: number;
+  }) => void;
+  /** Called with the partitions of the topic this member holds, on each group join (and [] on stop). */
+  onAssigned?: (partitions: number[]) => void;
 }
 
 /**
@@ -68,6 +76,9 @@ export class Projector {
       );
       this.restartTimer = setTimeout(() => void this.restartConsumer(), 2000);
     });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
+      this.options.onAssigned?.(payload.memberAssignment[topic] ?? []),
+    );
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
@@ -97,6 +108,7 @@ export class Projector {
     await this.producer?.disconnect();
     this.consumer = undefined;
     this.producer = undefined;
+    this.options.onAssigned?.([]);
   }
 
   private retryDecoder(): RetryDecoder {
@@ -180,6 +192,7 @@ export class Projector {
       }
       for (let i = 0; i < messages.length && isRunning() && !isStale(); i += this.maxBatch) {
         const chunk = messages.slice(i, i + this.maxBatch);
+        const started = performance.now();
         const items: BatchItem[] = [];
         for (const m of chunk)
           items.push(await this.toItem(m, { topic, partition, offset: BigInt(m.offset) }));
@@ -205,7 +218,13 @@ export class Projector {
         resolveOffset(chunk.at(-1)!.offset);
         await this.consumer!.commitOffsets([{ topic, partition, offset: next.toString() }]);
         await heartbeat();
-        this.options.onBatch?.({ partition, events: chunk.length, nextOffset: next });
+        this.options.onBatch?.({
+          partition,
+          events: chunk.length,
+          nextOffset: next,
+          journal: result.journal,
+          seconds: (performance.now() - started) / 1000,
+        });
         log.debug(
           { partition, events: chunk.length, duplicates: result.duplicates, next: next.toString() },
           'batch folded',

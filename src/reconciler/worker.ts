@@ -22,6 +22,8 @@ export interface ReconcilerOptions {
   metrics?: MetricsRegistry;
   /** Swaps taken from the queue per round. */
   batchSize?: number;
+  /** Called after each verdict is appended (metrics). */
+  onVerdict?: (r: SwapReconciliation) => void;
 }
 
 export interface SwapReconciliation {
@@ -52,7 +54,7 @@ export class Reconciler {
 
   constructor(private readonly options: ReconcilerOptions) {
     this.verdicts = options.metrics?.counter(
-      'reconciliation_verdicts_total',
+      'swap_ledger_reconciliation_verdicts_total',
       'Swaps reconciled, by provider and verdict',
       ['provider', 'verdict'],
     );
@@ -109,6 +111,7 @@ export class Reconciler {
   async record(r: SwapReconciliation): Promise<void> {
     await this.options.appender.append(r.event);
     this.verdicts?.inc({ provider: r.providerId, verdict: r.result.verdict });
+    this.options.onVerdict?.(r);
     const failing = r.result.checks.filter((c) => c.verdict === 'MISMATCH' || c.verdict === 'UNVERIFIABLE');
     const fields = {
       swapId: r.swapId,

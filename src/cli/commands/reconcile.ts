@@ -3,6 +3,8 @@ import { parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createLogger } from '../../observability/log.ts';
 import { openReconciler } from '../../reconciler/run.ts';
+import { dependencyChecks, openOpsListener } from '../../observability/listener.ts';
+import { MetricsRegistry } from '../../observability/metrics.ts';
 import type { SwapReconciliation } from '../../reconciler/worker.ts';
 
 const needs = ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL'] as const;
@@ -75,13 +77,16 @@ export const reconcilerRunCommand: Command = {
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const config = loadConfig(process.env, [...needs]);
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'reconciler' });
-    const { reconciler, close } = await openReconciler(config, logger);
+    const metrics = new MetricsRegistry();
+    const { reconciler, close } = await openReconciler(config, logger, metrics);
     reconciler.start(config.RECONCILER_INTERVAL_MS, config.RECONCILER_SWEEP_CRON);
+    const ops = await openOpsListener(config, metrics, dependencyChecks(config), logger);
     logger.info('reconciler started');
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
+    await ops?.close();
     await close();
     return 0;
   },

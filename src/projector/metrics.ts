@@ -1,0 +1,153 @@
+import type { Admin } from 'kafkajs';
+import type pg from 'pg';
+import type { MetricsRegistry } from '../observability/metrics.ts';
+import type { ReadinessCheck } from '../observability/listener.ts';
+import { projectionLag, type PartitionLag } from './lag.ts';
+import type { JournalRow } from './state.ts';
+
+/** A committed batch as the projector reports it (ProjectorOptions.onBatch). */
+export interface CommittedBatch {
+  partition: number;
+  events: number;
+  journal: readonly JournalRow[];
+  seconds?: number;
+}
+
+/**
+ * The fold's reasons are sentences naming ids; a label needs a bounded code. Unknown sentences count as
+ * `other` (the journal and the log keep the sentence).
+ */
+export function reasonCode(reason: string | null | undefined): string {
+  if (!reason) return 'none';
+  const r = reason.toLowerCase();
+  if (r.includes('input bounds')) return 'input_bounds';
+  if (r.includes('swap is final') || r.includes('final swap')) return 'final_swap';
+  if (r.includes('already')) return 'duplicate';
+  if (r.startsWith('unknown') || r.includes('no swap') || r.includes('not found')) return 'unknown_reference';
+  if (r.includes('database refused') || r.includes('refused by the database')) return 'database_refused';
+  if (r.includes('dead letter')) return 'dead_letter';
+  if (r.includes('carries no') || r.includes('neither') || r.includes('invalid')) return 'invalid_event';
+  return 'other';
+}
+
+export interface ProjectorMetrics {
+  /** Feed each committed batch here. */
+  onBatch(batch: CommittedBatch): void;
+  /** Partitions this member holds now (from the consumer group's assignment). */
+  setAssigned(partitions: readonly number[]): void;
+  /** Ready when this member holds partitions and none with a backlog went without a commit too long. */
+  readiness: ReadinessCheck;
+  close(): Promise<void>;
+}
+
+/**
+ * Projector metrics: events by outcome (rejected by reason code), batch size and duration, and, read at
+ * each scrape from Kafka's end offsets and the checkpoints in Postgres, the lag per partition (so a
+ * stopped or stuck consumer shows its lag rising) and the age of each assigned partition's last commit.
+ */
+export function createProjectorMetrics(
+  metrics: MetricsRegistry,
+  deps: { admin: Admin; pool: pg.Pool; topic: string; stallSeconds: number; now?: () => number },
+): ProjectorMetrics {
+  const now = deps.now ?? Date.now;
+  const events = metrics.counter(
+    'swap_ledger_projector_events_total',
+    'Events folded, by journal outcome and (for rejected and parked ones) a bounded reason code',
+    ['outcome', 'reason'],
+  );
+  const batchEvents = metrics.histogram(
+    'swap_ledger_projector_batch_events',
+    'Events per committed projector batch',
+    [],
+    [1, 5, 10, 50, 100, 250, 500, 1000, 2000, 5000],
+  );
+  const batchSeconds = metrics.histogram(
+    'swap_ledger_projector_batch_duration_seconds',
+    'Time to fold and commit one projector batch',
+    [],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
+  const assigned = metrics.gauge(
+    'swap_ledger_projector_assigned_partitions',
+    'Partitions of the events topic this projector member holds',
+  );
+  const lastCommit = new Map<number, number>();
+  let held: readonly number[] = [];
+  const startedAt = now();
+  let lastLag: PartitionLag[] = [];
+
+  const readLag = async (): Promise<PartitionLag[]> => {
+    const client = await deps.pool.connect();
+    try {
+      lastLag = await projectionLag(deps.admin, client, deps.topic);
+      return lastLag;
+    } finally {
+      client.release();
+    }
+  };
+  metrics.gauge(
+    'swap_ledger_projector_lag_events',
+    'Events in the topic not yet folded into the projection, per partition (end offset - checkpoint)',
+    ['partition'],
+    async function () {
+      try {
+        for (const p of await readLag()) this.set({ partition: String(p.partition) }, Number(p.lag));
+      } catch {
+        /* Kafka or Postgres unreachable: keep the last values; /readyz says why */
+      }
+    },
+  );
+  metrics.gauge(
+    'swap_ledger_projector_checkpoint_age_seconds',
+    'Seconds since this member last committed a batch of each partition it holds (since it took it, if none)',
+    ['partition'],
+    function () {
+      this.reset();
+      for (const p of held)
+        this.set({ partition: String(p) }, (now() - (lastCommit.get(p) ?? startedAt)) / 1000);
+    },
+  );
+
+  return {
+    onBatch(batch) {
+      lastCommit.set(batch.partition, now());
+      batchEvents.observe(batch.events);
+      if (batch.seconds !== undefined) batchSeconds.observe(batch.seconds);
+      for (const row of batch.journal) {
+        const withReason = row.outcome === 'rejected' || row.outcome === 'parked';
+        events.inc({ outcome: row.outcome, reason: withReason ? reasonCode(row.reason) : '' });
+      }
+    },
+    setAssigned(partitions) {
+      const t = now();
+      for (const p of partitions) if (!held.includes(p)) lastCommit.set(p, t);
+      held = [...partitions];
+      assigned.set(held.length);
+    },
+    readiness: {
+      name: 'projector',
+      async check() {
+        if (held.length === 0) return { ok: false, detail: 'no partition assigned' };
+        let lag = lastLag;
+        try {
+          lag = await readLag();
+        } catch (e) {
+          return { ok: false, detail: `lag unknown: ${(e as Error).message}` };
+        }
+        const stalled = lag.filter(
+          (p) =>
+            held.includes(p.partition) &&
+            p.lag > 0n &&
+            now() - (lastCommit.get(p.partition) ?? startedAt) > deps.stallSeconds * 1000,
+        );
+        if (stalled.length > 0)
+          return {
+            ok: false,
+            detail: `stalled: ${stalled.map((p) => `p${p.partition} lag ${p.lag}`).join(', ')}`,
+          };
+        return { ok: true, detail: `${held.length} partition(s) assigned` };
+      },
+    },
+    close: () => deps.admin.disconnect(),
+  };
+}
