@@ -15,7 +15,7 @@ import {
 import { registerOutboxGauges } from '../outbox/gauges.ts';
 import { DurablePublisher, OutboxRelay } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
-import { loadProvidersFileIfSet } from '../providers/store.ts';
+import { checkCredentials, loadProvidersFileIfSet } from '../providers/store.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
 import { buildGatewayServer, walletKeyIndex } from './server.ts';
 import { GatewayService } from './service.ts';
@@ -77,6 +77,7 @@ export async function startGateway(
   const stopAll = () => teardown.run();
   try {
     await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
+    await checkCredentials(pool, logger, extra.env);
     const metrics = createGatewayMetrics();
     registerOutboxGauges(metrics.registry, pool, config.EVENTS_TOPIC);
     const appender = await openAppender(config, 'gateway', logger);
@@ -101,7 +102,10 @@ export async function startGateway(
     teardown.add(() => relay.stop());
     const service = new GatewayService({
       pool,
-      partners: new ProviderClients(pool, { refreshMs: config.PROVIDER_REFRESH_MS }),
+      partners: new ProviderClients(pool, {
+        refreshMs: config.PROVIDER_REFRESH_MS,
+        ...(extra.env ? { env: extra.env } : {}),
+      }),
       publisher,
       logger,
       metrics,

@@ -15,7 +15,7 @@ import { openAppender } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
 import { outboxKeyFlusher } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
-import { loadProvidersFileIfSet } from '../providers/store.ts';
+import { checkCredentials, loadProvidersFileIfSet } from '../providers/store.ts';
 import { Poller, postgresPollerStore, type TickReport } from './poller.ts';
 
 export type PollerConfig = Pick<
@@ -90,11 +90,13 @@ export async function startPoller(
   const stopAll = () => teardown.run();
   try {
     await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
+    await checkCredentials(pool, logger, extra.env);
     const appender = await openAppender(config, 'poller', logger);
     teardown.add(() => appender.stop());
     // The poller's own rules handle 420 and failures (pause, backoff): no retries inside the client.
     const clients = new ProviderClients(pool, {
       refreshMs: config.PROVIDER_REFRESH_MS,
+      ...(extra.env ? { env: extra.env } : {}),
       clientOverrides: { retry: { maxAttempts: 1 } },
     });
     const poller = new Poller({
@@ -108,7 +110,10 @@ export async function startPoller(
       backoff: { baseMs: config.POLL_BACKOFF_BASE_MS, maxMs: config.POLL_BACKOFF_MAX_MS },
       ...(extra.now ? { now: extra.now } : {}),
     });
-    const catalogClients = new ProviderClients(pool, { refreshMs: config.PROVIDER_REFRESH_MS });
+    const catalogClients = new ProviderClients(pool, {
+      refreshMs: config.PROVIDER_REFRESH_MS,
+      ...(extra.env ? { env: extra.env } : {}),
+    });
     let syncing: Promise<CatalogSyncReport[]> | undefined;
     const syncCatalogs = () => {
       syncing ??= syncAllCatalogs(pool, catalogClients, logger, config.POLL_PROVIDERS).finally(
