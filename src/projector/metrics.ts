@@ -67,6 +67,26 @@ export function createProjectorMetrics(
     [],
     [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   );
+  // Counted from the journal (outcome 'contradicted'): a partner reported a status against a final swap.
+  const contradictions = metrics.counter(
+    'swap_ledger_status_contradictions_total',
+    'Status reports that contradict a final swap (recorded; reconciliation reopened)',
+  );
+  metrics.gauge(
+    'swap_ledger_dead_letters_open',
+    'Dead letters not yet retried or discarded (their keys are parked), read from the projection',
+    [],
+    async function () {
+      try {
+        const r = await deps.pool.query<{ n: number }>(
+          `select count(*)::int as n from dead_letters where status = 'open'`,
+        );
+        this.set(r.rows[0]!.n);
+      } catch {
+        /* keep the last value */
+      }
+    },
+  );
   const assigned = metrics.gauge(
     'swap_ledger_projector_assigned_partitions',
     'Partitions of the events topic this projector member holds',
@@ -116,6 +136,7 @@ export function createProjectorMetrics(
       for (const row of batch.journal) {
         const withReason = row.outcome === 'rejected' || row.outcome === 'parked';
         events.inc({ outcome: row.outcome, reason: withReason ? reasonCode(row.reason) : '' });
+        if ((row.outcome as string) === 'contradicted') contradictions.inc();
       }
     },
     setAssigned(partitions) {

@@ -48,6 +48,21 @@ export function createReconcilerMetrics(metrics: MetricsRegistry, projection: pg
       }
     },
   );
+  metrics.gauge(
+    'swap_ledger_reconciliation_open_mismatches',
+    'Swaps whose latest reconciliation verdict is MISMATCH (until corrected and reconciled again)',
+    [],
+    async function () {
+      try {
+        const r = await projection.query<{ n: number }>(
+          `select count(*)::int as n from reconciliations where verdict = 'MISMATCH'`,
+        );
+        this.set(r.rows[0]!.n);
+      } catch {
+        /* keep the last value */
+      }
+    },
+  );
   return {
     /** For ReconcilerOptions.onVerdict: observes final -> verdict (by provider and swap id, never id alone). */
     onVerdict(r: SwapReconciliation): void {

@@ -86,6 +86,8 @@ describe('projector metrics and readiness (real Kafka, registry and Postgres)', 
     expect(metricValue(text, 'swap_ledger_projector_batch_duration_seconds_count')).toBeGreaterThan(0);
     expect(text).toMatch(/^swap_ledger_projector_checkpoint_age_seconds\{partition="0"\} [\d.e-]+$/m);
     expect(text).toMatch(/^nodejs_heap_size_used_bytes /m);
+    expect(metricValue(text, 'swap_ledger_dead_letters_open')).toBe(0);
+    expect(metricValue(text, 'swap_ledger_status_contradictions_total')).toBe(0);
   });
 
   it('shows the lag rising while the projector is stopped, and falling to 0 after it resumes', async () => {
