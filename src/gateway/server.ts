@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyInstance,
 } from 'fastify';
 import type { Logger } from '../observability/log.ts';
+import { SpanKind, withSpan } from '../observability/tracing.ts';
 import { ApiKeyIndex } from '../providers/api-keys.ts';
 import { IDEMPOTENCY_KEY } from './idempotency.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -123,6 +124,21 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
     return reply.code(answer.status).send(answer.body);
   };
 
+  /** One `gateway <METHOD> <route>` span per call: its partner calls and appends are its children. */
+  const traced = (request: import('fastify').FastifyRequest, call: () => Promise<Answer>) =>
+    withSpan(
+      `gateway ${request.method} ${request.routeOptions.url ?? ''}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': request.method, 'http.route': request.routeOptions.url ?? '' },
+      },
+      async (span) => {
+        const answer = await call();
+        span.setAttribute('http.response.status_code', answer.status);
+        return answer;
+      },
+    );
+
   // Authentication before the body is read: a caller without a key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
     if (OPS_PATHS.has(request.url.split('?')[0]!)) return reply.code(404).send({ error: 'not found' });
@@ -197,7 +213,9 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
       return send(
         request,
         reply,
-        await deps.service.currencies(request.params.providerId, request.query.all === 'true'),
+        await traced(request, () =>
+          deps.service.currencies(request.params.providerId, request.query.all === 'true'),
+        ),
       );
     },
   );
@@ -211,18 +229,20 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
       return send(
         request,
         reply,
-        await deps.service.pairs(request.params.providerId, {
-          from: q.from,
-          to: q.to,
-          includeDisabled: q.all === 'true',
-        }),
+        await traced(request, () =>
+          deps.service.pairs(request.params.providerId, {
+            from: q.from,
+            to: q.to,
+            includeDisabled: q.all === 'true',
+          }),
+        ),
       );
     },
   );
 
   app.post<{ Body: QuoteBody }>('/v1/quotes', { schema: { body: quoteSchema } }, async (request, reply) => {
     request.gateway = { ...request.gateway, provider: request.body.providerId };
-    return send(request, reply, await deps.service.quote(request.body));
+    return send(request, reply, await traced(request, () => deps.service.quote(request.body)));
   });
 
   app.post<{ Body: SwapBody }>('/v1/swaps', { schema: { body: swapSchema } }, async (request, reply) => {
@@ -235,7 +255,7 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
         body: { error: 'header Idempotency-Key is required (1-200 visible ASCII characters)' },
       });
     }
-    return send(request, reply, await deps.service.createSwap(request.body, key));
+    return send(request, reply, await traced(request, () => deps.service.createSwap(request.body, key)));
   });
 
   return app;

@@ -4,6 +4,7 @@ import { EventDecodeError, type EventCodec } from '../events/codec.ts';
 import type { Logger } from '../observability/log.ts';
 import { projectBatch, readCheckpoint, type BatchItem, type RetryDecoder } from './batch.ts';
 import { deadLetterId } from './fold.ts';
+import { traceFolded } from './tracing.ts';
 import type { JournalRow, Position } from './state.ts';
 
 export interface ProjectorOptions {
@@ -218,13 +219,15 @@ export class Projector {
         resolveOffset(chunk.at(-1)!.offset);
         await this.consumer!.commitOffsets([{ topic, partition, offset: next.toString() }]);
         await heartbeat();
+        const seconds = (performance.now() - started) / 1000;
         this.options.onBatch?.({
           partition,
           events: chunk.length,
           nextOffset: next,
           journal: result.journal,
-          seconds: (performance.now() - started) / 1000,
+          seconds,
         });
+        traceFolded(chunk, result.journal, { topic, partition, seconds });
         log.debug(
           { partition, events: chunk.length, duplicates: result.duplicates, next: next.toString() },
           'batch folded',

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { tracedHandler } from '../../observability/tracing.ts';
 import { AppendTimeoutError } from '../../events/producer.ts';
 import { uuidv7 } from '../../events/ids.ts';
 import type { SwapEventOf } from '../../events/types.ts';
@@ -134,7 +135,7 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
         return undefined;
       },
     },
-    async (request, reply) => {
+    tracedHandler('webhook status', async (request, reply) => {
       const { swapId } = request.params;
       const body = request.body;
       const providerId = request.webhook!.provider!;
@@ -212,6 +213,6 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
       }
       request.webhook = { ...request.webhook, reason: `queued ${event.eventId}` };
       return reply.code(200).send({ message: 'queued' });
-    },
+    }),
   );
 }
