@@ -11,5 +11,4 @@ export {
 } from './poller.ts';
 export { startPoller, syncAllCatalogs, type PollerConfig, type RunningPoller } from './run.ts';
 export { PollSchedule } from './schedule.ts';
-export { Semaphore } from './semaphore.ts';
 export { confirmationCandidates, pollingSet, recordConfirmation, type ConfirmationOutcome } from './set.ts';

@@ -11,7 +11,7 @@ import type { SwapStatus } from '../partner/types.ts';
 import type { ProviderPartner } from '../providers/clients.ts';
 import { changesOf, pollReport, reportFingerprint, type PolledSwap } from './change.ts';
 import { PollSchedule } from './schedule.ts';
-import { Semaphore } from './semaphore.ts';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { confirmationCandidates, pollingSet, recordConfirmation, type ConfirmationOutcome } from './set.ts';
 
 export interface PollerMetrics {
@@ -135,7 +135,8 @@ type PollOutcome =
 export class Poller {
   private readonly schedule: PollSchedule;
   private readonly limiter: RateLimiter;
-  private readonly semaphores = new Map<string, Semaphore>();
+  /** At most `concurrency` polls in flight per provider (p-limit: FIFO, a failed task frees its slot). */
+  private readonly semaphores = new Map<string, LimitFunction>();
   private readonly pausedUntil = new Map<string, number>();
   private readonly lastAppended = new Map<string, { fingerprint: string; version: number | null }>();
   private ticking: Promise<TickReport> | undefined;
@@ -204,7 +205,7 @@ export class Poller {
         }
         const { swap, kind } = due[i]!;
         kinds.push(kind);
-        tasks.push(semaphore.run(() => this.pollOne(partner, swap, kind)));
+        tasks.push(semaphore(() => this.pollOne(partner, swap, kind)));
       }
     }
     const outcomes = await Promise.all(tasks);
@@ -224,10 +225,10 @@ export class Poller {
     return report;
   }
 
-  private semaphoreOf(providerId: string): Semaphore {
+  private semaphoreOf(providerId: string): LimitFunction {
     let s = this.semaphores.get(providerId);
-    if (!s || s.limit !== this.options.concurrency) {
-      s = new Semaphore(this.options.concurrency);
+    if (!s || s.concurrency !== this.options.concurrency) {
+      s = pLimit(this.options.concurrency);
       this.semaphores.set(providerId, s);
     }
     return s;
