@@ -38,7 +38,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     return 0;
   }
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; flushed before the command's exit.
-  const tracing = startTracing({ serviceName: `swap-ledger-${match.words.join('-')}` });
+  const tracing = await startTracing({ serviceName: `swap-ledger-${match.words.join('-')}` });
   try {
     return await match.run(rest, io);
   } catch (e) {

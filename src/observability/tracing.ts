@@ -9,7 +9,7 @@ import {
   type Context,
   type Span,
 } from '@opentelemetry/api';
-import { NodeSDK, type tracing } from '@opentelemetry/sdk-node';
+import type { tracing } from '@opentelemetry/sdk-node';
 
 /**
  * Tracing with OpenTelemetry, off by default: the SDK starts only when OTEL_EXPORTER_OTLP_ENDPOINT is
@@ -24,15 +24,17 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-export function startTracing(options: {
+/** The SDK is imported only when tracing is on: it is large, and every CLI command would pay for it. */
+export async function startTracing(options: {
   serviceName: string;
   env?: NodeJS.ProcessEnv;
   /** Tests: where spans go instead of OTLP. */
   spanProcessors?: tracing.SpanProcessor[];
-}): Tracing | undefined {
+}): Promise<Tracing | undefined> {
   const env = options.env ?? process.env;
   if (!options.spanProcessors && !env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
     return undefined;
+  const { NodeSDK } = await import('@opentelemetry/sdk-node');
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? options.serviceName,
     ...(options.spanProcessors ? { spanProcessors: options.spanProcessors, autoDetectResources: false } : {}),

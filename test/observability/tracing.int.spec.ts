@@ -24,7 +24,7 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
   let log: Awaited<ReturnType<typeof freshEventLog>>;
 
   beforeAll(async () => {
-    tracer = startTracing({
+    tracer = await startTracing({
       serviceName: 'swap-ledger-test',
       spanProcessors: [new tracing.SimpleSpanProcessor(exporter)],
     });
@@ -45,8 +45,8 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
   const spans = () => exporter.getFinishedSpans();
   const parentOf = (s: Span) => s.parentSpanContext?.spanId;
 
-  it('is off without OTEL_EXPORTER_OTLP_ENDPOINT', () => {
-    expect(startTracing({ serviceName: 'x', env: {} })).toBeUndefined();
+  it('is off without OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
+    expect(await startTracing({ serviceName: 'x', env: {} })).toBeUndefined();
   });
 
   it('joins gateway -> partner call and append -> projector for a created swap', async () => {
