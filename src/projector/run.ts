@@ -76,14 +76,19 @@ export async function startProjector(
     },
     onAssigned: (partitions) => measured.setAssigned(partitions),
   });
-  await projector.start();
+  // The listener first: a taken METRICS_PORT fails the start before the consumer joins the group.
+  let ops: OpsListener | undefined;
+  try {
+    ops = await openOpsListener(config, metrics, [...dependencyChecks(config), measured.readiness], logger);
+    await projector.start();
+  } catch (e) {
+    await projector.stop().catch(() => undefined);
+    await ops?.close();
+    await measured.close().catch(() => undefined);
+    await pool.end();
+    throw e;
+  }
   logger.info({ topic: config.EVENTS_TOPIC, schema }, 'projector started');
-  const ops = await openOpsListener(
-    config,
-    metrics,
-    [...dependencyChecks(config), measured.readiness],
-    logger,
-  );
   return {
     projector,
     metrics,

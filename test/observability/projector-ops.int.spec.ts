@@ -90,6 +90,16 @@ describe('projector metrics and readiness (real Kafka, registry and Postgres)', 
     expect(metricValue(text, 'swap_ledger_status_contradictions_total')).toBe(0);
   });
 
+  it('refuses to start on a metrics port already taken (before joining the group)', async () => {
+    const port = Number(new URL(running.ops!.url).port);
+    const schema = uniqueName('ops_taken', '_');
+    await expect(
+      startProjector({ ...projectionConfig(log, schema), METRICS_PORT: port }, logger, {
+        groupId: uniqueName('taken'),
+      }),
+    ).rejects.toThrow(/EADDRINUSE/);
+  });
+
   it('shows the lag rising while the projector is stopped, and falling to 0 after it resumes', async () => {
     await running.projector.stop();
     const more = lifecycleScenario(30, 11);

@@ -79,15 +79,18 @@ export const reconcilerRunCommand: Command = {
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'reconciler' });
     const metrics = new MetricsRegistry();
     const { reconciler, close } = await openReconciler(config, logger, metrics);
-    reconciler.start(config.RECONCILER_INTERVAL_MS, config.RECONCILER_SWEEP_CRON);
-    const ops = await openOpsListener(config, metrics, dependencyChecks(config), logger);
-    logger.info('reconciler started');
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    await ops?.close();
-    await close();
+    try {
+      const ops = await openOpsListener(config, metrics, dependencyChecks(config), logger);
+      reconciler.start(config.RECONCILER_INTERVAL_MS, config.RECONCILER_SWEEP_CRON);
+      logger.info('reconciler started');
+      await new Promise<void>((resolve) => {
+        process.once('SIGTERM', resolve);
+        process.once('SIGINT', resolve);
+      });
+      await ops?.close();
+    } finally {
+      await close();
+    }
     return 0;
   },
 };
