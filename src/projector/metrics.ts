@@ -95,8 +95,13 @@ export function createProjectorMetrics(
   let held: readonly number[] = [];
   const startedAt = now();
   let lastLag: PartitionLag[] = [];
+  let connected: Promise<void> | undefined;
 
   const readLag = async (): Promise<PartitionLag[]> => {
+    await (connected ??= deps.admin.connect().catch((e: unknown) => {
+      connected = undefined; // try again at the next scrape
+      throw e;
+    }));
     const client = await deps.pool.connect();
     try {
       lastLag = await projectionLag(deps.admin, client, deps.topic);
@@ -169,6 +174,8 @@ export function createProjectorMetrics(
         return { ok: true, detail: `${held.length} partition(s) assigned` };
       },
     },
-    close: () => deps.admin.disconnect(),
+    close: async () => {
+      if (connected) await deps.admin.disconnect();
+    },
   };
 }

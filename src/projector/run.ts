@@ -52,8 +52,7 @@ export async function startProjector(
     logger,
   });
   const metrics = extra.metrics ?? new MetricsRegistry();
-  const admin = kafka.admin();
-  await admin.connect();
+  const admin = kafka.admin(); // connected on the first scrape, not on the way to joining the group
   const measured = createProjectorMetrics(metrics, {
     admin,
     pool,
