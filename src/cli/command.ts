@@ -1,3 +1,5 @@
+import { parseArgs } from 'node:util';
+
 /** A CLI command: `words` is the command path (e.g. ['payload', 'verify']); `run` returns the exit code. */
 export interface Command {
   readonly words: readonly string[];
@@ -21,30 +23,75 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** Parses `--name value` and `--flag` options; refuses unknown ones so a typo never runs with defaults. */
+/** True when the arguments ask for help (`--help` or `-h` before any `--`). */
+export function wantsHelp(args: readonly string[]): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
+}
+
+/** The text `swap-ledger <command> --help` prints. */
+export function usageText(command: Command): string {
+  return `usage: swap-ledger ${command.usage}\n\n  ${command.summary}`;
+}
+
+/** node:util's parse errors, reworded as one-line usage errors naming the option. */
+function asUsageError(e: unknown, valueNames: readonly string[]): UsageError {
+  const err = e as { code?: string; message?: string };
+  const msg = String(err.message ?? e);
+  const named = /'(-{1,2}[^' ]+)/.exec(msg)?.[1];
+  const bare = named?.replace(/^-+/, '');
+  switch (err.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new UsageError(`unknown option ${named ?? msg}`);
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      if (bare && valueNames.includes(bare) && /argument missing/.test(msg))
+        return new UsageError(`--${bare} needs a value`);
+      return new UsageError(bare ? `--${bare} takes no value` : msg);
+    default:
+      return new UsageError(msg.split('\n')[0]!);
+  }
+}
+
+/**
+ * Parses `--name value`, `--name=value` and `--flag` options with node:util's parseArgs; refuses unknown
+ * ones so a typo never runs with defaults. `--help`/`-h` is answered by main before a command runs.
+ */
 export function parseOptions<const V extends string, const F extends string = never>(
   args: string[],
   spec: { values: readonly V[]; flags?: readonly F[] },
 ): { values: Partial<Record<V, string>>; flags: Partial<Record<F, boolean>>; positionals: string[] } {
-  const values: Partial<Record<V, string>> = {};
-  const flags: Partial<Record<F, boolean>> = {};
-  const positionals: string[] = [];
+  const options: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const v of spec.values) options[v] = { type: 'string' };
+  for (const f of spec.flags ?? []) options[f] = { type: 'boolean' };
+  // A value may start with "-" (base64url signatures, negative amounts): bind it to its option first,
+  // since parseArgs' strict mode would call `--signature -abc` ambiguous.
+  const bound: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    if (!arg.startsWith('--')) {
-      positionals.push(arg);
-      continue;
+    if (arg === '--') {
+      bound.push(...args.slice(i));
+      break;
     }
-    const [rawName, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-    if ((spec.flags as readonly string[] | undefined)?.includes(rawName)) {
-      flags[rawName as F] = true;
-    } else if ((spec.values as readonly string[]).includes(rawName)) {
-      const value = inline ?? args[++i];
-      if (value === undefined) throw new UsageError(`--${rawName} needs a value`);
-      values[rawName as V] = value;
-    } else {
-      throw new UsageError(`unknown option --${rawName}`);
-    }
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    if (name && (spec.values as readonly string[]).includes(name) && i + 1 < args.length) {
+      bound.push(`${arg}=${args[++i]!}`);
+    } else bound.push(arg);
   }
-  return { values, flags, positionals };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: bound, options, strict: true, allowPositionals: true });
+  } catch (e) {
+    throw asUsageError(e, spec.values);
+  }
+  const values: Partial<Record<V, string>> = {};
+  const flags: Partial<Record<F, boolean>> = {};
+  for (const v of spec.values) {
+    const value = parsed.values[v];
+    if (typeof value === 'string') values[v] = value;
+  }
+  for (const f of spec.flags ?? []) if (parsed.values[f] === true) flags[f] = true;
+  return { values, flags, positionals: parsed.positionals };
 }

@@ -1,6 +1,7 @@
 import { commands } from './commands/index.ts';
-import { processIo, UsageError, type CliIo } from './command.ts';
+import { processIo, usageText, UsageError, wantsHelp, type CliIo } from './command.ts';
 import { ConfigError } from '../config/config.ts';
+import { startTracing } from '../observability/tracing.ts';
 
 function help(io: CliIo): void {
   io.stdout('usage: swap-ledger <command> [options]\n');
@@ -31,8 +32,15 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.stderr(`swap-ledger: unknown command "${argv.join(' ')}"; run "swap-ledger help"`);
     return 2;
   }
+  const rest = argv.slice(match.words.length);
+  if (wantsHelp(rest)) {
+    io.stdout(usageText(match));
+    return 0;
+  }
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; flushed before the command's exit.
+  const tracing = await startTracing({ serviceName: `swap-ledger-${match.words.join('-')}` });
   try {
-    return await match.run(argv.slice(match.words.length), io);
+    return await match.run(rest, io);
   } catch (e) {
     if (e instanceof UsageError) {
       io.stderr(`swap-ledger ${match.words.join(' ')}: ${e.message}; usage: swap-ledger ${match.usage}`);
@@ -44,5 +52,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     }
     io.stderr(`swap-ledger ${match.words.join(' ')}: ${describe(e)}`);
     return 1;
+  } finally {
+    await tracing?.shutdown().catch(() => undefined);
   }
 }

@@ -150,6 +150,11 @@ export const configSpec = {
   DATABASE_URL: { parse: url('postgres:', 'postgresql:'), doc: 'Postgres connection string', secret: true },
   KAFKA_BROKERS: { parse: hostPorts, doc: 'Kafka bootstrap servers, comma separated host:port' },
   SCHEMA_REGISTRY_URL: { parse: url('http:', 'https:'), doc: 'Confluent-compatible schema registry URL' },
+  PROJECTOR_STALL_SECONDS: {
+    parse: int(1, 86_400),
+    default: 120,
+    doc: 'A projector partition with a backlog and no commit for this long is stalled: /readyz answers 503',
+  },
   PROJECTION_SCHEMA: {
     parse: (raw: string) => {
       if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw.trim())) throw new Error('must be a lower-case SQL identifier');
@@ -182,6 +187,16 @@ export const configSpec = {
     parse: int(100, 3_600_000),
     default: 5000,
     doc: 'How often a running process re-reads the provider registry from Postgres (keys, mappings, limits)',
+  },
+  METRICS_HOST: {
+    parse: str,
+    default: '127.0.0.1',
+    doc: "Address of each worker's metrics and health listener (/metrics, /healthz, /readyz); loopback by default",
+  },
+  METRICS_PORT: {
+    parse: int(0, 65_535),
+    default: 0,
+    doc: "Port of each worker's metrics and health listener (0: any free port, logged at start); give each process on a host its own",
   },
   WEBHOOK_HOST: {
     parse: str,

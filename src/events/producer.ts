@@ -1,6 +1,7 @@
 import { Partitioners, type ICustomPartitioner, type Kafka, type Producer } from 'kafkajs';
 import { partitionKeyOf } from './keys.ts';
 import type { Logger } from '../observability/log.ts';
+import { SpanKind, traceHeaders, withSpan } from '../observability/tracing.ts';
 import type { EventCodec } from './codec.ts';
 import type { SwapEvent } from './types.ts';
 
@@ -90,14 +91,34 @@ export class EventAppender {
     return this.appendAll([event]);
   }
 
-  /** Appends events in order, in one produce request: all acknowledged, or an error for all. */
+  /**
+   * Appends events in order, in one produce request: all acknowledged, or an error for all. Traced as one
+   * `append` span whose context the messages carry in their headers (the projector's spans join it).
+   */
   async appendAll(events: SwapEvent[]): Promise<void> {
     if (events.length === 0) return;
+    await withSpan(
+      'append',
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          'messaging.system': 'kafka',
+          'messaging.destination.name': this.options.topic,
+          'messaging.batch.message_count': events.length,
+          'swap_ledger.event_types': [...new Set(events.map((e) => e.eventType))].join(','),
+        },
+      },
+      () => this.encodeAndSend(events),
+    );
+  }
+
+  private async encodeAndSend(events: SwapEvent[]): Promise<void> {
+    const trace = traceHeaders();
     const messages = await Promise.all(
       events.map(async (event) => ({
         key: event.aggregateKey,
         value: await this.options.codec.encode(event),
-        headers: { 'event-id': event.eventId, 'event-type': event.eventType },
+        headers: { 'event-id': event.eventId, 'event-type': event.eventType, ...trace },
       })),
     );
     await new Promise<void>((resolve, reject) => {

@@ -18,28 +18,29 @@ export interface GatewayMetrics {
 export function createGatewayMetrics(registry: MetricsRegistry = new MetricsRegistry()): GatewayMetrics {
   return {
     registry,
-    responses: registry.counter('gateway_responses_total', 'Gateway responses by route and HTTP status', [
-      'route',
-      'status',
-    ]),
+    responses: registry.counter(
+      'swap_ledger_gateway_responses_total',
+      'Gateway responses by route and HTTP status',
+      ['route', 'status'],
+    ),
     refusals: registry.counter(
-      'gateway_refusals_total',
+      'swap_ledger_gateway_refusals_total',
       'Gateway refusals at the edge (nothing stored, or a partner refusal passed on), by route and reason',
       ['route', 'reason'],
     ),
     duration: registry.histogram(
-      'gateway_request_duration_seconds',
+      'swap_ledger_gateway_request_duration_seconds',
       'Gateway time from request to response, by route',
       ['route'],
       [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     ),
     partnerCalls: registry.counter(
-      'gateway_partner_calls_total',
+      'swap_ledger_gateway_partner_calls_total',
       'Partner calls of the gateway by provider, operation and outcome',
       ['provider', 'operation', 'outcome'],
     ),
     payloadRejections: registry.counter(
-      'gateway_payload_rejections_total',
+      'swap_ledger_gateway_payload_rejections_total',
       'Swaps the partner created whose signed payload did not match the request (answered 502)',
       ['provider'],
     ),

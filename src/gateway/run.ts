@@ -6,9 +6,16 @@ import { migratePlatform } from '../db/migrate.ts';
 import { openAppender } from '../events/open.ts';
 import type { EventAppender } from '../events/producer.ts';
 import type { Logger } from '../observability/log.ts';
+import {
+  dependencyChecks,
+  openOpsListener,
+  type OpsConfig,
+  type OpsListener,
+} from '../observability/listener.ts';
+import { registerOutboxGauges } from '../outbox/gauges.ts';
 import { DurablePublisher, OutboxRelay } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
-import { loadProvidersFileIfSet } from '../providers/store.ts';
+import { checkCredentials, loadProvidersFileIfSet } from '../providers/store.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
 import { buildGatewayServer, walletKeyIndex } from './server.ts';
 import { GatewayService } from './service.ts';
@@ -40,6 +47,8 @@ export interface RunningGateway {
   readonly publisher: DurablePublisher;
   readonly relay: OutboxRelay;
   readonly appender: EventAppender;
+  /** The metrics and health listener (when METRICS_PORT is configured). */
+  readonly ops: OpsListener | undefined;
   stop(): Promise<void>;
 }
 
@@ -53,7 +62,7 @@ export class GatewayConfigError extends Error {
  * to start without a wallet key digest: no call may pass without a key.
  */
 export async function startGateway(
-  config: GatewayConfig,
+  config: GatewayConfig & OpsConfig,
   logger: Logger,
   extra: { env?: NodeJS.ProcessEnv; now?: () => Date } = {},
 ): Promise<RunningGateway> {
@@ -69,7 +78,9 @@ export async function startGateway(
   const stopAll = () => teardown.run();
   try {
     await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
+    await checkCredentials(pool, logger, extra.env);
     const metrics = createGatewayMetrics();
+    registerOutboxGauges(metrics.registry, pool, config.EVENTS_TOPIC);
     const appender = await openAppender(config, 'gateway', logger);
     teardown.add(() => appender.stop());
     const publisher = new DurablePublisher({
@@ -92,7 +103,10 @@ export async function startGateway(
     teardown.add(() => relay.stop());
     const service = new GatewayService({
       pool,
-      partners: new ProviderClients(pool, { refreshMs: config.PROVIDER_REFRESH_MS }),
+      partners: new ProviderClients(pool, {
+        refreshMs: config.PROVIDER_REFRESH_MS,
+        ...(extra.env ? { env: extra.env } : {}),
+      }),
       publisher,
       logger,
       metrics,
@@ -106,7 +120,19 @@ export async function startGateway(
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.GATEWAY_PORT;
     const host = config.GATEWAY_HOST.includes(':') ? `[${config.GATEWAY_HOST}]` : config.GATEWAY_HOST;
-    return { app, url: `http://${host}:${port}`, port, metrics, publisher, relay, appender, stop: stopAll };
+    const ops = await openOpsListener(config, metrics.registry, dependencyChecks(config), logger);
+    if (ops) teardown.add(() => ops.close());
+    return {
+      app,
+      url: `http://${host}:${port}`,
+      port,
+      metrics,
+      publisher,
+      relay,
+      appender,
+      ops,
+      stop: stopAll,
+    };
   } catch (e) {
     await stopAll().catch(() => undefined);
     throw e;

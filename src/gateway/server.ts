@@ -7,7 +7,7 @@ import Fastify, {
 import { MAX_FRACTION_DIGITS, MAX_INTEGER_DIGITS } from '../money/decimal.ts';
 import type { Logger } from '../observability/log.ts';
 import { PRINTABLE_PATTERN } from '../swap/text.ts';
-import { PROMETHEUS_CONTENT_TYPE } from '../observability/metrics.ts';
+import { SpanKind, withSpan } from '../observability/tracing.ts';
 import { ApiKeyIndex } from '../providers/api-keys.ts';
 import { IDEMPOTENCY_KEY } from './idempotency.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -20,13 +20,16 @@ import type { Answer, GatewayService, QuoteBody } from './service.ts';
  *   GET  /v1/providers/:providerId/pairs[?from=&to=&all=true]
  *   POST /v1/quotes                                          catalog check, then the partner's quote
  *   POST /v1/swaps            (header Idempotency-Key)       fixed (quoteRef) or float (amount) swap
- *   GET  /metrics                                            Prometheus text (no key: keep it private)
  * Every /v1 call needs `x-api-key`: a key of the wallet backend whose SHA-256 digest is in
  * GATEWAY_API_KEY_DIGESTS, compared in constant time. Every refusal is `{ error, messageKey? }`, one log
- * line without secrets and a metric.
+ * line without secrets and a metric. Metrics and health are on the process's metrics listener, never
+ * here: /metrics, /healthz and /readyz answer 404 on this wallet-facing port, key or not.
  */
 
 export const WALLET_ID = 'wallet';
+
+/** The metrics listener's paths: not found here, so no one mistakes this port for the operator's. */
+const OPS_PATHS = new Set(['/metrics', '/healthz', '/readyz']);
 
 /** The wallet backend's keys, by digest. */
 export function walletKeyIndex(digests: readonly string[]): ApiKeyIndex {
@@ -127,9 +130,24 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
     return reply.code(answer.status).send(answer.body);
   };
 
+  /** One `gateway <METHOD> <route>` span per call: its partner calls and appends are its children. */
+  const traced = (request: import('fastify').FastifyRequest, call: () => Promise<Answer>) =>
+    withSpan(
+      `gateway ${request.method} ${request.routeOptions.url ?? ''}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': request.method, 'http.route': request.routeOptions.url ?? '' },
+      },
+      async (span) => {
+        const answer = await call();
+        span.setAttribute('http.response.status_code', answer.status);
+        return answer;
+      },
+    );
+
   // Authentication before the body is read: a caller without a key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
-    if (request.url === '/metrics') return undefined;
+    if (OPS_PATHS.has(request.url.split('?')[0]!)) return reply.code(404).send({ error: 'not found' });
     const header = request.headers['x-api-key'];
     const match = deps.keys.authenticate(typeof header === 'string' && header !== '' ? header : undefined);
     if (!match) {
@@ -167,7 +185,6 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    if (request.routeOptions.url === '/metrics') return;
     const route = request.routeOptions.url ?? 'unknown';
     const status = reply.statusCode;
     const state = request.gateway ?? {};
@@ -194,10 +211,6 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
     else request.log.info(line, 'gateway refused');
   });
 
-  app.get('/metrics', async (_request, reply) =>
-    reply.type(PROMETHEUS_CONTENT_TYPE).send(deps.metrics.registry.expose()),
-  );
-
   app.get<{ Params: { providerId: string }; Querystring: { all?: string } }>(
     '/v1/providers/:providerId/currencies',
     { schema: { params: providerParams } },
@@ -206,7 +219,9 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
       return send(
         request,
         reply,
-        await deps.service.currencies(request.params.providerId, request.query.all === 'true'),
+        await traced(request, () =>
+          deps.service.currencies(request.params.providerId, request.query.all === 'true'),
+        ),
       );
     },
   );
@@ -220,18 +235,20 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
       return send(
         request,
         reply,
-        await deps.service.pairs(request.params.providerId, {
-          from: q.from,
-          to: q.to,
-          includeDisabled: q.all === 'true',
-        }),
+        await traced(request, () =>
+          deps.service.pairs(request.params.providerId, {
+            from: q.from,
+            to: q.to,
+            includeDisabled: q.all === 'true',
+          }),
+        ),
       );
     },
   );
 
   app.post<{ Body: QuoteBody }>('/v1/quotes', { schema: { body: quoteSchema } }, async (request, reply) => {
     request.gateway = { ...request.gateway, provider: request.body.providerId };
-    return send(request, reply, await deps.service.quote(request.body));
+    return send(request, reply, await traced(request, () => deps.service.quote(request.body)));
   });
 
   app.post<{ Body: SwapBody }>('/v1/swaps', { schema: { body: swapSchema } }, async (request, reply) => {
@@ -244,7 +261,7 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
         body: { error: 'header Idempotency-Key is required (1-200 visible ASCII characters)' },
       });
     }
-    return send(request, reply, await deps.service.createSwap(request.body, key));
+    return send(request, reply, await traced(request, () => deps.service.createSwap(request.body, key)));
   });
 
   return app;

@@ -20,13 +20,13 @@ export interface OutboxMetrics {
 export function createOutboxMetrics(registry: MetricsRegistry): OutboxMetrics {
   return {
     published: registry.counter(
-      'events_published_total',
+      'swap_ledger_events_published_total',
       'Events recorded by this process, by where they went first (kafka or the Postgres outbox)',
       ['path'],
     ),
-    relayed: registry.counter('outbox_relayed_total', 'Outbox events published to Kafka'),
+    relayed: registry.counter('swap_ledger_outbox_relayed_total', 'Outbox events published to Kafka'),
     relayFailures: registry.counter(
-      'outbox_relay_failures_total',
+      'swap_ledger_outbox_relay_failures_total',
       'Relay rounds or key flushes that Kafka did not acknowledge',
     ),
   };

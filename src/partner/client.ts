@@ -9,6 +9,7 @@ import {
   partnerErrorFromResponse,
   partnerRetryability,
 } from './errors.ts';
+import { SpanKind, withSpan } from '../observability/tracing.ts';
 import { resolveRetryPolicy, withRetry, type Random, type RetryPolicy, type Sleep } from './retry.ts';
 import type {
   Currency,
@@ -326,8 +327,31 @@ export class PartnerClient {
     });
   }
 
+  /** One HTTP exchange, traced as a `partner <operation>` span (each retry is its own span). */
+  private send(
+    op: PartnerOperation,
+    method: 'GET' | 'POST',
+    path: string,
+    req: RequestParts,
+    timeoutMs: number,
+  ): Promise<unknown> {
+    return withSpan(
+      `partner ${op}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'swap_ledger.provider': this.provider,
+          'swap_ledger.partner_operation': op,
+          'http.request.method': method,
+          'url.path': path,
+        },
+      },
+      () => this.exchange(op, method, path, req, timeoutMs),
+    );
+  }
+
   /** One HTTP exchange: the parsed 2xx JSON body, or a typed PartnerError. */
-  private async send(
+  private async exchange(
     op: PartnerOperation,
     method: 'GET' | 'POST',
     path: string,

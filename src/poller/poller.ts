@@ -4,13 +4,13 @@ import type { EventAppender } from '../events/producer.ts';
 import { RateLimiter } from '../ingest/webhook/rate-limit.ts';
 import { mapStatus } from '../swap/status.ts';
 import type { Logger } from '../observability/log.ts';
-import { MetricsRegistry, type Counter } from '../observability/metrics.ts';
+import { MetricsRegistry, type Counter, type Gauge } from '../observability/metrics.ts';
 import { RateLimitedError, SwapNotFoundError } from '../partner/errors.ts';
 import type { SwapStatus } from '../partner/types.ts';
 import type { ProviderPartner } from '../providers/clients.ts';
 import { changesOf, pollReport, reportFingerprint, type PolledSwap } from './change.ts';
 import { PollSchedule } from './schedule.ts';
-import { Semaphore } from './semaphore.ts';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { confirmationCandidates, pollingSet, recordConfirmation, type ConfirmationOutcome } from './set.ts';
 
 export interface PollerMetrics {
@@ -22,28 +22,44 @@ export interface PollerMetrics {
   readonly unmappable: Counter;
   readonly rateLimited: Counter;
   readonly confirmations: Counter;
+  /** Swaps in the polling set at the last tick. */
+  readonly setSize: Gauge;
+  /** Providers paused by a 420 (Retry-After) at the last tick. */
+  readonly pausedProviders: Gauge;
 }
 
 export function createPollerMetrics(registry = new MetricsRegistry()): PollerMetrics {
   return {
     registry,
-    polls: registry.counter('poller_polls_total', 'GET /status results by provider and outcome', [
+    polls: registry.counter('swap_ledger_poller_polls_total', 'GET /status results by provider and outcome', [
       'provider',
       'outcome',
     ]),
-    appended: registry.counter('poller_status_reported_total', 'StatusReported events appended by polls', [
-      'provider',
-    ]),
+    appended: registry.counter(
+      'swap_ledger_poller_status_reported_total',
+      'StatusReported events appended by polls',
+      ['provider'],
+    ),
     unmappable: registry.counter(
-      'poller_unmappable_status_total',
+      'swap_ledger_poller_unmappable_status_total',
       'Polled partner statuses the provider mapping does not know (the swap stays in the polling set)',
       ['provider'],
     ),
-    rateLimited: registry.counter('poller_rate_limited_total', 'Partner 420 answers to polls', ['provider']),
+    rateLimited: registry.counter('swap_ledger_poller_rate_limited_total', 'Partner 420 answers to polls', [
+      'provider',
+    ]),
     confirmations: registry.counter(
-      'poller_confirmations_total',
+      'swap_ledger_poller_confirmations_total',
       'Confirming polls of swaps made final by webhook, by outcome',
       ['provider', 'outcome'],
+    ),
+    setSize: registry.gauge(
+      'swap_ledger_poller_polling_set_size',
+      'Swaps in the polling set at the last tick',
+    ),
+    pausedProviders: registry.gauge(
+      'swap_ledger_poller_paused_providers',
+      'Providers paused after a 420 (Retry-After) at the last tick',
     ),
   };
 }
@@ -130,7 +146,8 @@ const keyOf = (s: PolledSwap) => swapKey(s.providerId, s.swapId);
 export class Poller {
   private readonly schedule: PollSchedule;
   private readonly limiter: RateLimiter;
-  private readonly semaphores = new Map<string, Semaphore>();
+  /** At most `concurrency` polls in flight per provider (p-limit: FIFO, a failed task frees its slot). */
+  private readonly semaphores = new Map<string, LimitFunction>();
   private readonly pausedUntil = new Map<string, number>();
   private readonly lastAppended = new Map<string, { fingerprint: string; version: number | null }>();
   private ticking: Promise<TickReport> | undefined;
@@ -199,7 +216,7 @@ export class Poller {
         }
         const { swap, kind } = due[i]!;
         kinds.push(kind);
-        tasks.push(semaphore.run(() => this.pollOne(partner, swap, kind)));
+        tasks.push(semaphore(() => this.pollOne(partner, swap, kind)));
       }
     }
     const outcomes = await Promise.all(tasks);
@@ -212,14 +229,17 @@ export class Poller {
       deferred,
       setSize: open.length,
     };
+    this.metrics.setSize.set(open.length);
+    const at = this.now();
+    this.metrics.pausedProviders.set([...this.pausedUntil.values()].filter((until) => until > at).length);
     if (report.polled > 0 || report.deferred > 0) logger.debug(report, 'poller tick');
     return report;
   }
 
-  private semaphoreOf(providerId: string): Semaphore {
+  private semaphoreOf(providerId: string): LimitFunction {
     let s = this.semaphores.get(providerId);
-    if (!s || s.limit !== this.options.concurrency) {
-      s = new Semaphore(this.options.concurrency);
+    if (!s || s.concurrency !== this.options.concurrency) {
+      s = pLimit(this.options.concurrency);
       this.semaphores.set(providerId, s);
     }
     return s;

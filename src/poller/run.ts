@@ -1,5 +1,11 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import { Teardown } from '../lifecycle/teardown.ts';
+import {
+  dependencyChecks,
+  openOpsListener,
+  type OpsConfig,
+  type OpsListener,
+} from '../observability/listener.ts';
 import type pg from 'pg';
 import { syncCatalog, type CatalogSyncReport } from '../catalog/sync.ts';
 import type { Config } from '../config/config.ts';
@@ -9,7 +15,7 @@ import { openAppender } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
 import { outboxKeyFlusher } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
-import { loadProvidersFileIfSet } from '../providers/store.ts';
+import { checkCredentials, loadProvidersFileIfSet } from '../providers/store.ts';
 import { Poller, postgresPollerStore, type TickReport } from './poller.ts';
 
 export type PollerConfig = Pick<
@@ -41,6 +47,8 @@ export interface RunningPoller {
   tick(): Promise<TickReport>;
   /** Syncs every enabled provider's catalog now. */
   syncCatalogs(): Promise<CatalogSyncReport[]>;
+  /** The metrics and health listener (when METRICS_PORT is configured). */
+  readonly ops: OpsListener | undefined;
   stop(): Promise<void>;
 }
 
@@ -68,7 +76,7 @@ export async function syncAllCatalogs(
  * previous one is still going. stop() ends the schedules and waits for the work under way.
  */
 export async function startPoller(
-  config: PollerConfig,
+  config: PollerConfig & OpsConfig,
   logger: Logger,
   extra: { env?: NodeJS.ProcessEnv; now?: () => number; schedule?: boolean } = {},
 ): Promise<RunningPoller> {
@@ -83,11 +91,13 @@ export async function startPoller(
   const stopAll = () => teardown.run();
   try {
     await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
+    await checkCredentials(pool, logger, extra.env);
     const appender = await openAppender(config, 'poller', logger);
     teardown.add(() => appender.stop());
     // The poller's own rules handle 420 and failures (pause, backoff): no retries inside the client.
     const clients = new ProviderClients(pool, {
       refreshMs: config.PROVIDER_REFRESH_MS,
+      ...(extra.env ? { env: extra.env } : {}),
       clientOverrides: { retry: { maxAttempts: 1 } },
     });
     const poller = new Poller({
@@ -106,7 +116,10 @@ export async function startPoller(
       backoff: { baseMs: config.POLL_BACKOFF_BASE_MS, maxMs: config.POLL_BACKOFF_MAX_MS },
       ...(extra.now ? { now: extra.now } : {}),
     });
-    const catalogClients = new ProviderClients(pool, { refreshMs: config.PROVIDER_REFRESH_MS });
+    const catalogClients = new ProviderClients(pool, {
+      refreshMs: config.PROVIDER_REFRESH_MS,
+      ...(extra.env ? { env: extra.env } : {}),
+    });
     let syncing: Promise<CatalogSyncReport[]> | undefined;
     const syncCatalogs = () => {
       syncing ??= syncAllCatalogs(pool, catalogClients, logger, config.POLL_PROVIDERS).finally(
@@ -142,7 +155,9 @@ export async function startPoller(
       for (const t of tasks) await t.destroy();
       await Promise.allSettled([poller.settled(), syncing]);
     });
-    return { poller, tick: () => poller.tick(), syncCatalogs, stop: stopAll };
+    const ops = await openOpsListener(config, poller.metrics.registry, dependencyChecks(config), logger);
+    if (ops) teardown.add(() => ops.close());
+    return { poller, tick: () => poller.tick(), syncCatalogs, ops, stop: stopAll };
   } catch (e) {
     await stopAll().catch(() => undefined);
     throw e;

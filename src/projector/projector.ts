@@ -4,6 +4,7 @@ import { EventDecodeError, type EventCodec } from '../events/codec.ts';
 import type { Logger } from '../observability/log.ts';
 import { projectBatch, readCheckpoint, type BatchItem, type RetryDecoder } from './batch.ts';
 import { deadLetterId } from './fold.ts';
+import { traceFolded } from './tracing.ts';
 import type { JournalRow, Position } from './state.ts';
 
 export interface ProjectorOptions {
@@ -26,7 +27,10 @@ export interface ProjectorOptions {
     events: number;
     nextOffset: bigint;
     journal: readonly JournalRow[];
+    seconds: number;
   }) => void;
+  /** Called with the partitions of the topic this member holds, on each group join (and [] on stop). */
+  onAssigned?: (partitions: number[]) => void;
 }
 
 /**
@@ -73,6 +77,9 @@ export class Projector {
       );
       this.restartTimer = setTimeout(() => void this.restartConsumer(), 2000);
     });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
+      this.options.onAssigned?.(payload.memberAssignment[topic] ?? []),
+    );
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
@@ -102,6 +109,7 @@ export class Projector {
     await this.producer?.disconnect();
     this.consumer = undefined;
     this.producer = undefined;
+    this.options.onAssigned?.([]);
   }
 
   private retryDecoder(): RetryDecoder {
@@ -214,6 +222,7 @@ export class Projector {
       }
       for (let i = 0; i < messages.length && isRunning() && !isStale(); i += this.maxBatch) {
         const chunk = messages.slice(i, i + this.maxBatch);
+        const started = performance.now();
         const items: BatchItem[] = [];
         for (const m of chunk)
           items.push(await this.toItem(m, { topic, partition, offset: BigInt(m.offset) }));
@@ -239,13 +248,16 @@ export class Projector {
         resolveOffset(chunk.at(-1)!.offset);
         await this.consumer!.commitOffsets([{ topic, partition, offset: next.toString() }]);
         await heartbeat();
+        const seconds = (performance.now() - started) / 1000;
         this.options.onBatch?.({
           partition,
           events: chunk.length,
           nextOffset: next,
           journal: result.journal,
+          seconds,
         });
         this.reportRefusals(result.journal, result.refusedByDatabase);
+        traceFolded(chunk, result.journal, { topic, partition, seconds });
         log.debug(
           { partition, events: chunk.length, duplicates: result.duplicates, next: next.toString() },
           'batch folded',

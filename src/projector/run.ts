@@ -3,10 +3,21 @@ import { createPool } from '../db/client.ts';
 import { migrateProjection } from '../db/migrate.ts';
 import { EventCodec, createKafka } from '../events/index.ts';
 import type { Logger } from '../observability/log.ts';
+import {
+  dependencyChecks,
+  openOpsListener,
+  type OpsConfig,
+  type OpsListener,
+} from '../observability/listener.ts';
+import { MetricsRegistry } from '../observability/metrics.ts';
+import { createProjectorMetrics } from './metrics.ts';
 import { Projector, type ProjectorOptions } from './projector.ts';
 
 export interface RunningProjector {
   projector: Projector;
+  metrics: MetricsRegistry;
+  /** The metrics and health listener (when METRICS_PORT is configured). */
+  ops: OpsListener | undefined;
   stop(): Promise<void>;
 }
 
@@ -21,9 +32,12 @@ export async function startProjector(
     | 'DLQ_TOPIC'
     | 'KAFKA_CLIENT_ID'
     | 'PROJECTION_SCHEMA'
-  >,
+  > &
+    OpsConfig & { PROJECTOR_STALL_SECONDS?: number },
   logger: Logger,
-  extra: Partial<Pick<ProjectorOptions, 'hooks' | 'onBatch' | 'maxBatchEvents' | 'groupId'>> = {},
+  extra: Partial<Pick<ProjectorOptions, 'hooks' | 'onBatch' | 'maxBatchEvents' | 'groupId'>> & {
+    metrics?: MetricsRegistry;
+  } = {},
 ): Promise<RunningProjector> {
   const schema = config.PROJECTION_SCHEMA;
   await migrateProjection(config.DATABASE_URL, schema);
@@ -37,6 +51,15 @@ export async function startProjector(
     clientId: `${config.KAFKA_CLIENT_ID}-projector`,
     logger,
   });
+  const metrics = extra.metrics ?? new MetricsRegistry();
+  const admin = kafka.admin(); // connected on the first scrape, not on the way to joining the group
+  const measured = createProjectorMetrics(metrics, {
+    admin,
+    pool,
+    topic: config.EVENTS_TOPIC,
+    stallSeconds: config.PROJECTOR_STALL_SECONDS ?? 120,
+  });
+  const { metrics: _registry, ...options } = extra;
   const projector = new Projector({
     kafka,
     codec: new EventCodec(config.SCHEMA_REGISTRY_URL, config.EVENTS_TOPIC),
@@ -45,14 +68,34 @@ export async function startProjector(
     deadLetterTopic: config.DLQ_TOPIC,
     groupId: extra.groupId ?? `${config.KAFKA_CLIENT_ID}-projector-${schema}`,
     logger,
-    ...extra,
+    ...options,
+    onBatch: (b) => {
+      measured.onBatch(b);
+      options.onBatch?.(b);
+    },
+    onAssigned: (partitions) => measured.setAssigned(partitions),
   });
-  await projector.start();
+  // The listener first: a taken METRICS_PORT fails the start before the consumer joins the group.
+  let ops: OpsListener | undefined;
+  try {
+    ops = await openOpsListener(config, metrics, [...dependencyChecks(config), measured.readiness], logger);
+    await projector.start();
+  } catch (e) {
+    await projector.stop().catch(() => undefined);
+    await ops?.close();
+    await measured.close().catch(() => undefined);
+    await pool.end();
+    throw e;
+  }
   logger.info({ topic: config.EVENTS_TOPIC, schema }, 'projector started');
   return {
     projector,
+    metrics,
+    ops,
     async stop() {
       await projector.stop();
+      await ops?.close();
+      await measured.close();
       await pool.end();
     },
   };

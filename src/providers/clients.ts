@@ -23,6 +23,8 @@ export class ProviderClients {
       /** Applied over each provider's own client options (e.g. the poller's retry policy). */
       clientOverrides?: Partial<Omit<PartnerClientOptions, 'provider' | 'baseUrl' | 'payloadKeys'>>;
       now?: () => number;
+      /** Where credential references are resolved from (this process's environment by default). */
+      env?: NodeJS.ProcessEnv;
     },
   ) {}
 
@@ -30,7 +32,7 @@ export class ProviderClients {
     const now = (this.options.now ?? Date.now)();
     const hit = this.cache.get(providerId);
     if (hit && now - hit.at < this.options.refreshMs) return hit.value;
-    const value = readProviderSetup(this.db, providerId).then((setup) =>
+    const value = readProviderSetup(this.db, providerId, this.options.env ?? process.env).then((setup) =>
       setup
         ? {
             setup,

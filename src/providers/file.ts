@@ -1,53 +1,48 @@
 import { Decimal, isDecimalText } from '../money/decimal.ts';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { platformCurrency } from '../money/currencies.ts';
-import { parsePartnerClientConfig, PartnerConfigError, type PartnerClientConfig } from '../partner/config.ts';
-import { parsePartnerKeys, parseTimestamp, type PartnerKey } from '../payload/keys.ts';
+import type { PartnerClientConfig } from '../partner/config.ts';
+import type { PartnerKey } from '../payload/keys.ts';
+import type { StatusMapping } from '../swap/status.ts';
 import {
-  DEFAULT_FINAL_STATUSES,
-  INTERNAL_STATUSES,
-  buildStatusMapping,
-  isInternalStatus,
-  type InternalStatus,
-  type StatusMapping,
-} from '../swap/status.ts';
-import { looksLikeApiKey, SHA256_HEX } from './api-keys.ts';
+  isObject,
+  parseClientSection,
+  parseCurrencies,
+  parseDisplayAndEnabled,
+  parsePayloadKeys,
+  parsePollInterval,
+  parseRateLimit,
+  parseStatusSections,
+  parseWebhookKeys,
+  type RateLimitConfig,
+  type WebhookKeyDefinition,
+} from './file-sections.ts';
+
+export {
+  DEFAULT_POLL_INTERVAL_SECONDS,
+  DEFAULT_RATE_LIMIT,
+  type RateLimitConfig,
+  type WebhookKeyDefinition,
+} from './file-sections.ts';
 
 /**
  * The provider registry file (YAML, path in PROVIDERS_FILE): one entry per swap partner. It is
  * checked whole at start, every problem listed at once, and loaded into Postgres (src/providers/store.ts).
  * Webhook API keys appear only as SHA-256 digests; partner credentials (client.headers) may be written
- * as `${ENV_VAR}` references so they need not sit in the file in clear. Values are never echoed in
- * problems: only where they are and what is wrong.
+ * as `${ENV_VAR}` references so they need not sit in the file in clear: they are checked against this
+ * process's environment here, stored as references, and resolved by each process (./secrets.ts).
+ * Values are never echoed in problems: only where they are and what is wrong.
  */
 
 export const PROVIDER_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
-
-export const DEFAULT_POLL_INTERVAL_SECONDS = 60;
-export const DEFAULT_RATE_LIMIT: RateLimitConfig = { perSecond: 50, burst: 100 };
-
-export interface RateLimitConfig {
-  /** Tokens added per second. */
-  readonly perSecond: number;
-  /** Bucket size: the most requests accepted at once after a quiet period. */
-  readonly burst: number;
-}
-
-export interface WebhookKeyDefinition {
-  readonly keyId: string;
-  readonly sha256: string;
-  /** Set: the key no longer authenticates (a load never un-revokes a key). */
-  readonly revokedAt?: string;
-}
-
 export interface ProviderDefinition {
   readonly id: string;
   readonly displayName: string;
   readonly enabled: boolean;
-  /** Base URL, auth headers (secret), timeouts, retry, page sizes: as src/partner/config.ts parses them. */
+  /** Base URL, auth headers (resolved: secret), timeouts, retry, page sizes: as src/partner/config.ts parses them. */
   readonly client: PartnerClientConfig;
+  /** Header values as written, `${ENV}` references unresolved (lower-case names): what the registry stores. */
+  readonly headerTemplates: Readonly<Record<string, string>>;
   readonly webhookKeys: readonly WebhookKeyDefinition[];
   readonly payloadKeys: readonly PartnerKey[];
   /** Partner currency id -> platform currency id. */
@@ -86,22 +81,7 @@ const PROVIDER_KEYS = new Set([
   'rateLimit',
 ]);
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Replaces `${NAME}` references in a header value from the environment; a missing one is a problem. */
-function interpolate(value: string, env: NodeJS.ProcessEnv, where: string, problems: string[]): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
-    const v = env[name];
-    if (v === undefined || v === '') {
-      problems.push(`${where}: environment variable ${name} is not set`);
-      return '';
-    }
-    return v;
-  });
-}
-
+/** One provider entry: each section parsed by its own parser (./file-sections.ts). */
 function parseProvider(
   raw: unknown,
   where: string,
@@ -119,161 +99,14 @@ function parseProvider(
   else where = `${where} (${id})`;
   for (const k of Object.keys(raw)) if (!PROVIDER_KEYS.has(k)) problems.push(`${where}.${k}: unknown key`);
 
-  let displayName = id ?? '';
-  if (raw.displayName !== undefined) {
-    if (typeof raw.displayName === 'string' && raw.displayName.trim() !== '')
-      displayName = raw.displayName.trim();
-    else problems.push(`${where}.displayName: must be a non-empty string`);
-  }
-  let enabled = true;
-  if (raw.enabled !== undefined) {
-    if (typeof raw.enabled === 'boolean') enabled = raw.enabled;
-    else problems.push(`${where}.enabled: must be true or false`);
-  }
-
-  // The partner client section: parsed by the partner client's own parser, header references resolved.
-  let client: PartnerClientConfig | undefined;
-  if (!isObject(raw.client)) problems.push(`${where}.client: must be a mapping with at least baseUrl`);
-  else {
-    const section: Record<string, unknown> = { ...raw.client, provider: id ?? 'unknown' };
-    if (isObject(raw.client.headers)) {
-      const headers: Record<string, unknown> = {};
-      for (const [name, v] of Object.entries(raw.client.headers))
-        headers[name] =
-          typeof v === 'string' ? interpolate(v, env, `${where}.client.headers.${name}`, problems) : v;
-      section.headers = headers;
-    }
-    try {
-      client = parsePartnerClientConfig(section, `${where}.client`);
-    } catch (e) {
-      if (!(e instanceof PartnerConfigError)) throw e;
-      problems.push(...e.problems);
-    }
-  }
-
-  const webhookKeys: WebhookKeyDefinition[] = [];
-  if (raw.webhookKeys !== undefined) {
-    if (!Array.isArray(raw.webhookKeys)) problems.push(`${where}.webhookKeys: must be a list`);
-    else {
-      const seen = new Set<string>();
-      raw.webhookKeys.forEach((k: unknown, i) => {
-        const at = `${where}.webhookKeys[${i}]`;
-        if (!isObject(k)) return void problems.push(`${at}: must be a mapping with keyId and sha256`);
-        for (const name of Object.keys(k))
-          if (!['keyId', 'sha256', 'revokedAt'].includes(name)) problems.push(`${at}.${name}: unknown key`);
-        const keyId = typeof k.keyId === 'string' && KEY_ID.test(k.keyId) ? k.keyId : undefined;
-        if (keyId === undefined) problems.push(`${at}.keyId: must be 1-64 letters, digits, '.', '_' or '-'`);
-        else if (seen.has(keyId)) problems.push(`${at}.keyId: ${keyId} appears twice`);
-        else seen.add(keyId);
-        let sha256: string | undefined;
-        if (typeof k.sha256 === 'string' && looksLikeApiKey(k.sha256.trim()))
-          problems.push(
-            `${at}.sha256: holds an API key in clear; the file takes its SHA-256 digest only (see provider rotate-key)`,
-          );
-        else if (typeof k.sha256 === 'string' && SHA256_HEX.test(k.sha256.trim().toLowerCase()))
-          sha256 = k.sha256.trim().toLowerCase();
-        else problems.push(`${at}.sha256: must be a quoted string of 64 hex digits (a SHA-256 digest)`);
-        let revokedAt: string | undefined;
-        if (k.revokedAt !== undefined) {
-          if (typeof k.revokedAt === 'string' && parseTimestamp(k.revokedAt) !== undefined)
-            revokedAt = k.revokedAt;
-          else problems.push(`${at}.revokedAt: must be an ISO-8601 timestamp with an offset`);
-        }
-        if (keyId && sha256) webhookKeys.push({ keyId, sha256, ...(revokedAt ? { revokedAt } : {}) });
-      });
-    }
-  }
-
-  const payloadKeys: PartnerKey[] = [];
-  if (raw.payloadKeys !== undefined) {
-    if (!Array.isArray(raw.payloadKeys)) problems.push(`${where}.payloadKeys: must be a list`);
-    else {
-      const seen = new Set<string>();
-      raw.payloadKeys.forEach((entry: unknown, i) => {
-        try {
-          const [key] = parsePartnerKeys([entry]);
-          if (seen.has(key!.keyId))
-            problems.push(`${where}.payloadKeys[${i}]: keyId ${key!.keyId} appears twice`);
-          seen.add(key!.keyId);
-          payloadKeys.push(key!);
-        } catch (e) {
-          problems.push(
-            `${where}.payloadKeys[${i}]: ${(e as Error).message.replace(/^partner key #0:? ?/, '')}`,
-          );
-        }
-      });
-    }
-  }
-
-  const currencies: Record<string, string> = {};
-  if (raw.currencies !== undefined) {
-    if (!isObject(raw.currencies))
-      problems.push(`${where}.currencies: must be a mapping of partner currency id to platform currency id`);
-    else
-      for (const [partnerId, platformId] of Object.entries(raw.currencies)) {
-        if (partnerId.trim() === '') problems.push(`${where}.currencies: a partner currency id is empty`);
-        else if (typeof platformId !== 'string' || platformCurrency(platformId) === undefined)
-          problems.push(
-            `${where}.currencies.${partnerId}: ${JSON.stringify(platformId)} is not a platform currency id`,
-          );
-        else currencies[partnerId] = platformId;
-      }
-  }
-
-  let finalStatuses: readonly InternalStatus[] = DEFAULT_FINAL_STATUSES;
-  if (raw.finalStatuses !== undefined) {
-    if (!Array.isArray(raw.finalStatuses) || raw.finalStatuses.length === 0)
-      problems.push(`${where}.finalStatuses: must be a non-empty list of internal statuses`);
-    else {
-      const bad = raw.finalStatuses.filter((s) => !isInternalStatus(s));
-      if (bad.length > 0)
-        problems.push(
-          `${where}.finalStatuses: ${bad.map((s) => JSON.stringify(s)).join(', ')} not among ${INTERNAL_STATUSES.join(', ')}`,
-        );
-      else finalStatuses = [...new Set(raw.finalStatuses as InternalStatus[])];
-    }
-  }
-
-  let statusMapping: StatusMapping | undefined;
-  const overrides: Record<string, string | null> = {};
-  if (raw.statusMap !== undefined && !isObject(raw.statusMap))
-    problems.push(`${where}.statusMap: must be a mapping of partner status to internal status (or null)`);
-  else if (raw.statusMap !== undefined) {
-    for (const [partner, internal] of Object.entries(raw.statusMap)) {
-      if (internal === null || isInternalStatus(internal)) overrides[partner] = internal;
-      else
-        problems.push(
-          `${where}.statusMap.${partner}: must be one of ${INTERNAL_STATUSES.join(', ')} or null, got ${JSON.stringify(internal)}`,
-        );
-    }
-  }
-  if (problems.length === before) statusMapping = buildStatusMapping(overrides, finalStatuses);
-
-  let pollIntervalSeconds = DEFAULT_POLL_INTERVAL_SECONDS;
-  if (raw.pollIntervalSeconds !== undefined) {
-    const v = raw.pollIntervalSeconds;
-    if (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 86_400) pollIntervalSeconds = v;
-    else problems.push(`${where}.pollIntervalSeconds: must be a whole number of seconds from 1 to 86400`);
-  }
-
-  let rateLimit = DEFAULT_RATE_LIMIT;
-  if (raw.rateLimit !== undefined) {
-    const r = raw.rateLimit;
-    const whole = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 1_000_000;
-    if (!isObject(r)) problems.push(`${where}.rateLimit: must be a mapping with perSecond and burst`);
-    else {
-      for (const k of Object.keys(r))
-        if (k !== 'perSecond' && k !== 'burst') problems.push(`${where}.rateLimit.${k}: unknown key`);
-      const perSecond = r.perSecond ?? DEFAULT_RATE_LIMIT.perSecond;
-      const burst =
-        r.burst ?? (whole(perSecond) ? Math.max(DEFAULT_RATE_LIMIT.burst, perSecond as number) : 1);
-      if (!whole(perSecond))
-        problems.push(`${where}.rateLimit.perSecond: must be a whole number from 1 to 1000000`);
-      if (!whole(burst)) problems.push(`${where}.rateLimit.burst: must be a whole number from 1 to 1000000`);
-      if (whole(perSecond) && whole(burst))
-        rateLimit = { perSecond: perSecond as number, burst: burst as number };
-    }
-  }
+  const { displayName, enabled } = parseDisplayAndEnabled(raw, id, where, problems);
+  const client = parseClientSection(raw.client, id, where, env, problems);
+  const webhookKeys = parseWebhookKeys(raw.webhookKeys, where, problems);
+  const payloadKeys: PartnerKey[] = parsePayloadKeys(raw.payloadKeys, where, problems);
+  const currencies = parseCurrencies(raw.currencies, where, problems);
+  const statusMapping: StatusMapping | undefined = parseStatusSections(raw, where, problems, before);
+  const pollIntervalSeconds = parsePollInterval(raw.pollIntervalSeconds, where, problems);
+  const rateLimit: RateLimitConfig = parseRateLimit(raw.rateLimit, where, problems);
 
   let defaultSlippage: string | null = null;
   if (raw.defaultSlippage !== undefined && raw.defaultSlippage !== null) {
@@ -289,13 +122,15 @@ function parseProvider(
   }
   if (problems.length > before || id === undefined || client === undefined || statusMapping === undefined)
     return undefined;
+  const clientConfig: PartnerClientConfig = client.client;
   return {
     defaultSlippage,
     webhookNetworkFees,
     id,
     displayName,
     enabled,
-    client,
+    client: clientConfig,
+    headerTemplates: client.headerTemplates,
     webhookKeys,
     payloadKeys,
     currencies,

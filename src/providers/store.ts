@@ -12,6 +12,7 @@ import {
   type StatusMapping,
 } from '../swap/status.ts';
 import { generateApiKey, newKeyId, type ApiKeyEntry } from './api-keys.ts';
+import { resolveHeaders } from './secrets.ts';
 import {
   DEFAULT_POLL_INTERVAL_SECONDS,
   DEFAULT_RATE_LIMIT,
@@ -141,7 +142,8 @@ export async function loadProviders(
           def.displayName,
           def.enabled,
           def.client.baseUrl,
-          JSON.stringify(def.client.headers ?? {}),
+          // As written: `${ENV}` references stay references; each process resolves them (./secrets.ts).
+          JSON.stringify(def.headerTemplates),
           JSON.stringify(clientOptionsOf(def.client)),
           def.pollIntervalSeconds,
           def.rateLimit.perSecond,
@@ -406,7 +408,17 @@ export interface ProviderSetup {
   readonly defaultSlippage: string | null;
 }
 
-export async function readProviderSetup(db: Db, providerId: string): Promise<ProviderSetup | undefined> {
+/**
+ * Reads one provider's setup. Only a process that calls the partner passes `credentialsFrom` (its own
+ * environment): then the stored `${ENV}` references are resolved into client.headers, and one naming an
+ * unset variable is refused (UnresolvedCredentialError, naming the variable only). Without it the
+ * client has no headers (e.g. the reconciler, which needs only the payload keys).
+ */
+export async function readProviderSetup(
+  db: Db,
+  providerId: string,
+  credentialsFrom?: NodeJS.ProcessEnv,
+): Promise<ProviderSetup | undefined> {
   const r = await db.query<{
     enabled: boolean;
     base_url: string;
@@ -436,7 +448,14 @@ export async function readProviderSetup(db: Db, providerId: string): Promise<Pro
   if (!row) return undefined;
   return {
     client: parsePartnerClientConfig(
-      { provider: providerId, baseUrl: row.base_url, headers: row.auth_headers, ...row.client_options },
+      {
+        provider: providerId,
+        baseUrl: row.base_url,
+        ...(credentialsFrom
+          ? { headers: resolveHeaders(providerId, row.auth_headers, credentialsFrom) }
+          : {}),
+        ...row.client_options,
+      },
       providerId,
     ),
     payloadKeys: (row.payload_keys ?? []).map((k) => ({
@@ -458,6 +477,26 @@ export async function readProviderSetup(db: Db, providerId: string): Promise<Pro
 }
 
 type JsonWebKeyLike = Exclude<PartnerKey['publicKey'], string>;
+
+/**
+ * Checks at start that this process can resolve every enabled provider's credential references: each
+ * one it cannot is said (provider, header, variable; never a value). Returns the messages.
+ */
+export async function checkCredentials(db: Db, logger: Logger, env: NodeJS.ProcessEnv = process.env) {
+  const r = await db.query<{ id: string; auth_headers: Record<string, string> }>(
+    'select id, auth_headers from platform.providers where enabled order by id',
+  );
+  const problems: string[] = [];
+  for (const row of r.rows) {
+    try {
+      resolveHeaders(row.id, row.auth_headers, env);
+    } catch (e) {
+      problems.push((e as Error).message);
+      logger.error({ provider: row.id }, `${(e as Error).message}: its partner calls will fail`);
+    }
+  }
+  return problems;
+}
 
 /** Loads PROVIDERS_FILE when one is configured: the webhook, gateway and poller do it at start. */
 export async function loadProvidersFileIfSet(

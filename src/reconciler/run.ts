@@ -3,6 +3,7 @@ import { createPool } from '../db/client.ts';
 import { openAppender } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry } from '../observability/metrics.ts';
+import { createReconcilerMetrics } from './metrics.ts';
 import { parseReconciliationPolicy } from './policy.ts';
 import { Reconciler } from './worker.ts';
 import { POLICY_KEYS } from '../config/config.ts';
@@ -19,6 +20,7 @@ export async function openReconciler(config: Config, logger: Logger, metrics?: M
   const projection = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 3 });
   const platform = createPool(config.DATABASE_URL, { max: 2 });
   const appender = await openAppender(config, 'reconciler', logger);
+  const measured = metrics ? createReconcilerMetrics(metrics, projection, logger) : undefined;
   const reconciler = new Reconciler({
     projection,
     platform,
@@ -27,6 +29,7 @@ export async function openReconciler(config: Config, logger: Logger, metrics?: M
     confirmWaitMs: config.RECONCILER_CONFIRM_WAIT_MS,
     logger,
     ...(metrics ? { metrics } : {}),
+    ...(measured ? { onVerdict: (r) => measured.onVerdict(r) } : {}),
   });
   return {
     reconciler,

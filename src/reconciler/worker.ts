@@ -28,6 +28,8 @@ export interface ReconcilerOptions {
    * network fee), or once it has waited this long: deferred, never judged UNVERIFIABLE for good.
    */
   confirmWaitMs?: number;
+  /** Called after each verdict is appended (metrics). */
+  onVerdict?: (r: SwapReconciliation) => void;
 }
 
 export interface SwapReconciliation {
@@ -63,7 +65,7 @@ export class Reconciler {
 
   constructor(private readonly options: ReconcilerOptions) {
     this.verdicts = options.metrics?.counter(
-      'reconciliation_verdicts_total',
+      'swap_ledger_reconciliation_verdicts_total',
       'Swaps reconciled, by provider and verdict',
       ['provider', 'verdict'],
     );
@@ -136,6 +138,7 @@ export class Reconciler {
   async record(r: SwapReconciliation): Promise<void> {
     await this.options.appender.append(r.event);
     this.verdicts?.inc({ provider: r.providerId, verdict: r.result.verdict });
+    this.options.onVerdict?.(r);
     const failing = r.result.checks.filter((c) => c.verdict === 'MISMATCH' || c.verdict === 'UNVERIFIABLE');
     const fields = {
       swapId: r.swapId,

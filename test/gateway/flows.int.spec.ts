@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PAIRS } from '../../src/partner/simulator/index.ts';
 import { freshEventLog, waitForProjection } from '../support/event-log.ts';
+import { valueOf } from '../../src/observability/metrics.ts';
 import {
   ADDRESSES,
   api,
@@ -267,8 +268,12 @@ describe('gateway, poller and catalog on the real stack', () => {
       [key],
     );
     expect(stored.rows[0].n).toBe(0);
-    expect(p.gateway.metrics.refusals.get({ route: '/v1/swaps', reason: 'quote_expired' })).toBe(1);
-    expect(p.gateway.metrics.refusals.get({ route: '/v1/swaps', reason: 'slippage_out_of_range' })).toBe(2);
+    expect(await valueOf(p.gateway.metrics.refusals, { route: '/v1/swaps', reason: 'quote_expired' })).toBe(
+      1,
+    );
+    expect(
+      await valueOf(p.gateway.metrics.refusals, { route: '/v1/swaps', reason: 'slippage_out_of_range' }),
+    ).toBe(2);
     // The key was not used up by the refusals.
     expect((await swap({ ...body, slippage: '0.1' }, key)).status).toBe(201);
   });
@@ -388,7 +393,7 @@ describe('gateway, poller and catalog on the real stack', () => {
     const swapId = s.body.swapId as string;
     const row = await projected(swapId, () => true);
     expect(row.status).toBe('CREATED');
-    expect(p.gateway.metrics.payloadRejections.get({ provider: p.providerId })).toBe(1);
+    expect(await valueOf(p.gateway.metrics.payloadRejections, { provider: p.providerId })).toBe(1);
     // A webhook for it is accepted: the swap exists.
     p.sim.advance(swapId, 'PENDING');
     await p.sim.settled();

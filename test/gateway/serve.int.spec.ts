@@ -46,14 +46,15 @@ describe('gateway serve (a process)', () => {
     let output = '';
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      const url = await new Promise<string>((resolve, reject) => {
+      const [url, metricsUrl] = await new Promise<[string, string]>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`gateway serve did not start:\n${output}`)), 30_000);
         const onData = (d: Buffer) => {
           output += d.toString();
           const m = /"url":"(http:\/\/[^"]+)"[^\n]*gateway listening/.exec(output);
-          if (m) {
+          const ops = /"url":"(http:\/\/[^"]+)"[^\n]*metrics and health listening/.exec(output);
+          if (m && ops) {
             clearTimeout(timer);
-            resolve(m[1]!);
+            resolve([m[1]!, ops[1]!]);
           }
         };
         child.stdout.on('data', onData);
@@ -65,10 +66,15 @@ describe('gateway serve (a process)', () => {
       const known = await fetch(`${url}/v1/providers/none/pairs`, { headers: { 'x-api-key': wallet.key } });
       expect(known.status).toBe(404);
       expect(await known.json()).toEqual({ error: 'no provider none' });
-      const metrics = await (await fetch(`${url}/metrics`)).text();
+      expect((await fetch(`${url}/metrics`)).status).toBe(404);
+      const metrics = await (await fetch(`${metricsUrl}/metrics`)).text();
       expect(metrics).toContain(
-        'gateway_refusals_total{route="/v1/providers/:providerId/pairs",reason="unauthorized"} 1',
+        'swap_ledger_gateway_refusals_total{route="/v1/providers/:providerId/pairs",reason="unauthorized"} 1',
       );
+      expect(metrics).toMatch(/^swap_ledger_outbox_depth 0$/m);
+      expect((await fetch(`${metricsUrl}/healthz`)).status).toBe(200);
+      const ready = await fetch(`${metricsUrl}/readyz`);
+      expect(ready.status).toBe(200);
     } finally {
       child.kill('SIGTERM');
     }

@@ -4,6 +4,7 @@ import { createGatewayMetrics } from '../../src/gateway/metrics.ts';
 import { buildGatewayServer, walletKeyIndex } from '../../src/gateway/server.ts';
 import type { Answer } from '../../src/gateway/service.ts';
 import { generateApiKey } from '../../src/providers/api-keys.ts';
+import { valueOf } from '../../src/observability/metrics.ts';
 
 /** The HTTP edge with a fake service: authentication, validation, the Idempotency-Key header, metrics, logs. */
 function harness() {
@@ -76,7 +77,7 @@ describe('gateway HTTP edge', () => {
       expect(a.json()).toEqual({ error: 'unauthorized' });
     }
     expect(h.calls).toEqual([]);
-    expect(h.metrics.refusals.get({ route: '/v1/quotes', reason: 'unauthorized' })).toBe(2);
+    expect(await valueOf(h.metrics.refusals, { route: '/v1/quotes', reason: 'unauthorized' })).toBe(2);
     expect(h.lines.filter((l) => l.msg === 'gateway refused' && l.status === 401)).toHaveLength(4);
     expect(h.raw.join('')).not.toContain(h.key); // never a key in a log line
   });
@@ -120,7 +121,7 @@ describe('gateway HTTP edge', () => {
     });
     expect(nonce.statusCode).toBe(400);
     expect(h.calls).toEqual([]);
-    expect(h.metrics.refusals.get({ route: '/v1/quotes', reason: 'invalid_body' })).toBe(3);
+    expect(await valueOf(h.metrics.refusals, { route: '/v1/quotes', reason: 'invalid_body' })).toBe(3);
   });
 
   it('needs an Idempotency-Key on POST /v1/swaps and hands it to the service', async () => {
@@ -144,12 +145,17 @@ describe('gateway HTTP edge', () => {
     expect(h.calls[0]!.args[1]).toBe('order-42');
   });
 
-  it('serves /metrics without a key', async () => {
+  it('answers 404 on the metrics listener paths, key or not; counts into its registry', async () => {
     const h = harness();
     await h.app.inject({ method: 'POST', url: '/v1/quotes', payload: quoteBody });
-    const m = await h.app.inject({ method: 'GET', url: '/metrics' });
-    expect(m.statusCode).toBe(200);
-    expect(m.body).toContain('gateway_responses_total{route="/v1/quotes",status="401"} 1');
+    for (const url of ['/metrics', '/healthz', '/readyz', '/metrics?x=1']) {
+      expect((await h.app.inject({ method: 'GET', url })).statusCode, url).toBe(404);
+      const keyed = await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': h.key } });
+      expect(keyed.statusCode, url).toBe(404);
+    }
+    expect(await h.metrics.registry.expose()).toContain(
+      'swap_ledger_gateway_responses_total{route="/v1/quotes",status="401"} 1',
+    );
   });
 
   it('refuses to build a key index from a malformed digest', () => {

@@ -5,6 +5,7 @@ import { startWebhook, type RunningWebhook } from '../../src/ingest/webhook/run.
 import { recordCreatedSwap } from '../../src/gateway/created.ts';
 import { freshProjection, testStack, uniqueName } from '../support/context.ts';
 import { privateKafka } from '../support/private-kafka.ts';
+import { valueOf } from '../../src/observability/metrics.ts';
 import {
   capturedLogger,
   endOffsets,
@@ -91,7 +92,7 @@ describe('status webhook while Kafka is down (a private broker, stopped and star
       expect(r.ms).toBeGreaterThanOrEqual(SEND_TIMEOUT_MS - 50);
       expect(r.ms).toBeLessThan(SEND_TIMEOUT_MS + 2500);
     }
-    expect(webhook.metrics.responses.get({ provider: P.id, status: '503' })).toBe(3);
+    expect(await valueOf(webhook.metrics.responses, { status: '503', authenticated: 'true' })).toBe(3);
     expect(logs.lines.filter((l) => l.msg === 'webhook refused' && l.status === 503)).toHaveLength(3);
 
     await broker.start();

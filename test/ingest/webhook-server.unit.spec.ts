@@ -9,6 +9,7 @@ import { ApiKeyIndex, generateApiKey } from '../../src/providers/api-keys.ts';
 import type { RegistrySnapshot } from '../../src/providers/cache.ts';
 import type { KnownSwap } from '../../src/ingest/webhook/server.ts';
 import { swapKey } from '../../src/events/keys.ts';
+import { valueOf } from '../../src/observability/metrics.ts';
 
 /** The route's logic with in-memory fakes (no network): order of checks, bodies, the event it appends. */
 function harness(
@@ -159,7 +160,7 @@ describe('status webhook route (in memory)', () => {
       expect(headers).toEqual(first);
     }
     expect(h.appended).toHaveLength(0);
-    expect(h.metrics.responses.get({ provider: 'none', status: '401' })).toBe(cases.length);
+    expect(await valueOf(h.metrics.responses, { status: '401', authenticated: 'false' })).toBe(cases.length);
     const logged = JSON.stringify(h.lines);
     expect(logged).not.toContain(h.keyA.key);
     expect(logged).not.toContain(h.keyOff.key);
@@ -325,7 +326,7 @@ describe('status webhook route (in memory)', () => {
     const r500 = await broken.post(ok);
     expect(r500.statusCode).toBe(500);
     expect(r500.json()).toEqual({ error: 'internal error' });
-    expect(broken.metrics.responses.get({ provider: 'a', status: '500' })).toBe(1);
+    expect(await valueOf(broken.metrics.responses, { status: '500', authenticated: 'true' })).toBe(1);
   });
 
   it('rate-limits per provider with 420 and the interface headers, after authentication', async () => {
@@ -342,7 +343,7 @@ describe('status webhook route (in memory)', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(refused.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000 - 1);
     expect(h.appended).toHaveLength(3);
-    expect(h.metrics.responses.get({ provider: 'a', status: '420' })).toBe(1);
+    expect(await valueOf(h.metrics.responses, { status: '420', authenticated: 'true' })).toBe(1);
     // Unauthenticated callers never reach (or drain) the bucket.
     const other = harness({ rateLimit: { perSecond: 1, burst: 1 } });
     for (let i = 0; i < 5; i++) expect((await other.post(ok, { 'x-api-key': 'nope' })).statusCode).toBe(401);

@@ -142,6 +142,8 @@ const BIN = fileURLToPath(new URL('../../bin/swap-ledger.mjs', import.meta.url))
 /** A `swap-ledger webhook serve` process on a free port; resolves once it listens. */
 export async function spawnWebhook(env: Record<string, string>): Promise<{
   url: string;
+  /** The process's metrics and health listener. */
+  metricsUrl: string;
   output: () => string;
   stop: () => Promise<number | null>;
 }> {
@@ -170,8 +172,11 @@ export async function spawnWebhook(env: Record<string, string>): Promise<{
       reject(new Error(`webhook serve exited (${code}):\n${output}`));
     });
   });
+  const metricsUrl = /"url":"(http:\/\/[^"]+)"[^\n]*metrics and health listening/.exec(output)?.[1];
+  if (!metricsUrl) throw new Error(`webhook serve logged no metrics listener:\n${output}`);
   return {
     url,
+    metricsUrl,
     output: () => output,
     stop: async () => {
       child.kill('SIGTERM');

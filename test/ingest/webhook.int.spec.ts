@@ -10,6 +10,7 @@ import { startProjector, type RunningProjector } from '../../src/projector/run.t
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import { freshProjection, testStack, uniqueName } from '../support/context.ts';
 import { freshEventLog, waitForProjection } from '../support/event-log.ts';
+import { valueOf } from '../../src/observability/metrics.ts';
 import {
   capturedLogger,
   endOffsets,
@@ -105,6 +106,7 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
         WEBHOOK_HOST: '127.0.0.1',
         WEBHOOK_PORT: 0,
         WEBHOOK_BODY_LIMIT_BYTES: 4096,
+        METRICS_PORT: 0,
       },
       logs.logger,
     );
@@ -119,7 +121,7 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
 
   it('401: one byte-identical answer for a missing, wrong, unknown, disabled or mismatched key; nothing stored', async () => {
     const before = await storedState();
-    const counted = webhook.metrics.responses.get({ provider: 'none', status: '401' });
+    const counted = await valueOf(webhook.metrics.responses, { status: '401', authenticated: 'false' });
     const calls: WebhookCall[] = [
       await post(swap.open, bodyOf(A.id)), // no key
       await post(swap.open, bodyOf(A.id), `slk_${'A'.repeat(43)}`), // a wrong key
@@ -140,7 +142,9 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
       expect(strip(call.headers)).toEqual(strip(calls[0]!.headers));
     }
     expect(await storedState()).toEqual(before);
-    expect(webhook.metrics.responses.get({ provider: 'none', status: '401' }) - counted).toBe(calls.length);
+    expect(
+      (await valueOf(webhook.metrics.responses, { status: '401', authenticated: 'false' })) - counted,
+    ).toBe(calls.length);
     expect(refusals(401)).toBeGreaterThanOrEqual(calls.length);
     const reasons = logs.lines.filter((l) => l.status === 401).map((l) => l.reason);
     expect(reasons).toEqual(
@@ -157,6 +161,7 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
   });
 
   it('400 for malformed bodies (and 413 over the size limit), after authentication; nothing stored', async () => {
+    const counted400 = await valueOf(webhook.metrics.responses, { status: '400', authenticated: 'true' });
     const before = await storedState();
     const bad: unknown[] = [
       '{"providerId": ',
@@ -184,7 +189,9 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
     expect(big.status).toBe(413);
     expect(big.json()).toEqual({ error: 'body larger than 4096 bytes' });
     expect(await storedState()).toEqual(before);
-    expect(webhook.metrics.responses.get({ provider: A.id, status: '400' })).toBe(bad.length);
+    expect(
+      (await valueOf(webhook.metrics.responses, { status: '400', authenticated: 'true' })) - counted400,
+    ).toBe(bad.length);
   });
 
   it('404 with transactionId when no swap of that provider matches: unknown, or another provider’s; nothing stored', async () => {
@@ -448,16 +455,16 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
     });
     try {
       const metrics = async () => {
-        const text = (await getText(`${server.url}/metrics`)).body;
+        const text = (await getText(`${server.metricsUrl}/metrics`)).body;
         return {
-          requests: metricValue(text, 'event_append_batch_messages_count') ?? 0,
-          messages: metricValue(text, 'event_append_batch_messages_sum') ?? 0,
+          requests: metricValue(text, 'swap_ledger_event_append_batch_messages_count') ?? 0,
+          messages: metricValue(text, 'swap_ledger_event_append_batch_messages_sum') ?? 0,
         };
       };
       // Warm: the producer has its metadata, and 200 keep-alive connections are open (as a partner's
       // connection pool would be), so what is measured is the burst, not connection set-up.
       expect((await postStatus(server.url, warm, bodyOf(A.id), { 'x-api-key': A.key.key })).status).toBe(200);
-      await Promise.all(ids.map(() => getText(`${server.url}/metrics`)));
+      await Promise.all(ids.map(() => getText(`${server.url}/healthz`)));
       const before = { offsets: await endOffsets(stack.kafkaBrokers, log.topic), ...(await metrics()) };
       const results = await Promise.all(
         ids.map((id) => postStatus(server.url, id, bodyOf(A.id, 'exchanging'), { 'x-api-key': A.key.key })),
@@ -479,30 +486,43 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
     }
   });
 
-  it('GET /metrics exposes responses by provider and status, and produce batch sizes', async () => {
-    const res = await fetch(`${webhook.url}/metrics`);
+  it('serves metrics on its own listener, by status and authentication, never provider ids; the partner port answers 404', async () => {
+    for (const path of ['/metrics', '/healthz', '/readyz'])
+      expect((await fetch(`${webhook.url}${path}`)).status, path).toBe(404);
+    const res = await fetch(`${webhook.ops!.url}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
-    const value = (series: string) => {
-      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-      return line === undefined ? undefined : Number(line.split(' ')[1]);
-    };
-    expect(value(`webhook_responses_total{provider="none",status="401"}`)).toBe(
-      webhook.metrics.responses.get({ provider: 'none', status: '401' }),
+    const value = (series: string) => metricValue(text, series);
+    expect(value(`swap_ledger_webhook_responses_total{status="401",authenticated="false"}`)).toBe(
+      await valueOf(webhook.metrics.responses, { status: '401', authenticated: 'false' }),
     );
-    expect(value(`webhook_responses_total{provider="${A.id}",status="200"}`)).toBe(
-      webhook.metrics.responses.get({ provider: A.id, status: '200' }),
-    );
-    expect(value(`webhook_responses_total{provider="${A.id}",status="200"}`)).toBeGreaterThanOrEqual(3);
+    expect(
+      value(`swap_ledger_webhook_responses_total{status="200",authenticated="true"}`),
+    ).toBeGreaterThanOrEqual(3);
     for (const status of ['400', '404', '405', '422'])
-      expect(value(`webhook_responses_total{provider="${A.id}",status="${status}"}`)).toBeGreaterThanOrEqual(
-        1,
-      );
+      expect(
+        value(`swap_ledger_webhook_responses_total{status="${status}",authenticated="true"}`),
+      ).toBeGreaterThanOrEqual(1);
     // A body over the limit is refused before it is read, so before authentication.
-    expect(value(`webhook_responses_total{provider="none",status="413"}`)).toBeGreaterThanOrEqual(1);
-    expect(value(`webhook_responses_total{provider="${LIMITED.id}",status="420"}`)).toBeGreaterThanOrEqual(1);
-    expect(value('event_append_batch_messages_count')).toBeGreaterThan(0);
+    expect(
+      value(`swap_ledger_webhook_responses_total{status="413",authenticated="false"}`),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      value(`swap_ledger_webhook_responses_total{status="420",authenticated="true"}`),
+    ).toBeGreaterThanOrEqual(1);
+    expect(value('swap_ledger_event_append_batch_messages_count')).toBeGreaterThan(0);
+    expect(value('nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);
+    for (const p of [A, B, OFF, LIMITED]) expect(text).not.toContain(p.id);
     expect(text).not.toContain(A.key.sha256);
+    const health = await fetch(`${webhook.ops!.url}/healthz`);
+    expect(health.status).toBe(200);
+    const ready = await fetch(`${webhook.ops!.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { checks: { name: string; ok: boolean }[] }).checks).toEqual([
+      expect.objectContaining({ name: 'kafka', ok: true }),
+      expect.objectContaining({ name: 'schema-registry', ok: true }),
+      expect.objectContaining({ name: 'postgres', ok: true }),
+    ]);
   });
 });

@@ -4,6 +4,7 @@ import { createKafka } from '../../src/events/kafka.ts';
 import { runCli } from '../support/cli.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 import { privateKafka } from '../support/private-kafka.ts';
+import { valueOf } from '../../src/observability/metrics.ts';
 import {
   ADDRESSES,
   api,
@@ -133,7 +134,7 @@ describe('gateway while Kafka is down: the outbox', () => {
       ['SwapRequested', `request:${f.body.requestId as string}`, false],
       ['SwapCreated', swapKey(p.providerId, f.body.swapId as string), false],
     ]);
-    expect(p.gateway.metrics.outbox.published.get({ path: 'outbox' })).toBe(4);
+    expect(await valueOf(p.gateway.metrics.outbox.published, { path: 'outbox' })).toBe(4);
 
     // The webhook finds the swap (the gateway's created_swaps), so never a 404; it cannot append: 503.
     p.sim.advance(swapId, 'PENDING');

@@ -134,6 +134,14 @@ describe('poller run (a process, on its cron schedule)', () => {
         [providerId],
       );
       expect(synced.rows).toEqual([{ outcome: 'ok', pairs: 56 }]);
+      // Its metrics listener (loopback, a free port): polls by result, the polling set, readiness.
+      const ops = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*metrics and health listening/.exec(output)?.[1];
+      expect(ops, output).toBeDefined();
+      const text = await (await fetch(`${ops}/metrics`)).text();
+      expect(text).toContain(`swap_ledger_poller_polls_total{provider="${providerId}",outcome="appended"} 2`);
+      expect(text).toMatch(/^swap_ledger_poller_polling_set_size 0$/m);
+      expect(text).toMatch(/^swap_ledger_poller_paused_providers 0$/m);
+      expect((await fetch(`${ops}/readyz`)).status).toBe(200);
     } finally {
       child.kill('SIGTERM');
     }

@@ -9,6 +9,7 @@ import { Poller, type PollerStore } from '../../src/poller/poller.ts';
 import type { ConfirmationOutcome } from '../../src/poller/set.ts';
 import type { ProviderPartner } from '../../src/providers/clients.ts';
 import { swapKey } from '../../src/events/keys.ts';
+import { valueOf } from '../../src/observability/metrics.ts';
 
 /** The poller's rules against the simulator over real HTTP, with an in-memory polling set and appender. */
 let sim: PartnerSimulator;
@@ -175,7 +176,7 @@ describe('Poller', () => {
     sim.injectFault('status', { kind: 'rate-limited', retryAfter: '3' });
     const before = h.statusCalls();
     await h.poller.tick();
-    expect(h.poller.metrics.rateLimited.get({ provider: 'sim' })).toBe(1);
+    expect(await valueOf(h.poller.metrics.rateLimited, { provider: 'sim' })).toBe(1);
     h.advance(2000);
     expect((await h.poller.tick()).deferred).toBe(1);
     expect(h.statusCalls()).toBe(before + 1); // no call while paused
@@ -187,7 +188,7 @@ describe('Poller', () => {
     const h = harness();
     h.open.push(row('no-such-swap'));
     await h.poller.tick();
-    expect(h.poller.metrics.polls.get({ provider: 'sim', outcome: 'not_found' })).toBe(1);
+    expect(await valueOf(h.poller.metrics.polls, { provider: 'sim', outcome: 'not_found' })).toBe(1);
     const calls = () => sim.calls('status').filter((c) => c.query.swapId === 'no-such-swap').length;
     h.advance(4999);
     await h.poller.tick();
@@ -209,7 +210,7 @@ describe('Poller', () => {
     sim.advance(id, 'MYSTERY', undefined, { notify: false });
     h.open.push(row(id));
     await h.poller.tick();
-    expect(h.poller.metrics.unmappable.get({ provider: 'sim' })).toBe(1);
+    expect(await valueOf(h.poller.metrics.unmappable, { provider: 'sim' })).toBe(1);
     expect(h.appended).toEqual([]);
     sim.advance(id, 'PENDING', undefined, { notify: false });
     h.advance(5000);

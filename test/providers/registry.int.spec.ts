@@ -11,8 +11,18 @@ import { mapStatus } from '../../src/swap/status.ts';
 import { ApiKeyIndex, generateApiKey } from '../../src/providers/api-keys.ts';
 import { ProviderRegistryCache } from '../../src/providers/cache.ts';
 import { ProvidersFileError, parseProvidersFile } from '../../src/providers/file.ts';
-import { listProviders, loadProviders, readProviderSetup, readRegistry } from '../../src/providers/store.ts';
 import { recordCreatedSwap } from '../../src/gateway/created.ts';
+import { ProviderClients } from '../../src/providers/clients.ts';
+import { UnresolvedCredentialError } from '../../src/providers/secrets.ts';
+import { pino } from 'pino';
+import {
+  checkCredentials,
+  loadProvidersFileIfSet,
+  listProviders,
+  loadProviders,
+  readProviderSetup,
+  readRegistry,
+} from '../../src/providers/store.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 
 const K1 =
@@ -90,7 +100,7 @@ ${extra}
     expect(await loadProviders(pool, first)).toEqual([
       { providerId: id, keysAdded: 1, keysRevoked: 0, activeKeys: 1 },
     ]);
-    const setup = await readProviderSetup(pool, id);
+    const setup = await readProviderSetup(pool, id, env);
     expect(setup).toMatchObject({
       client: {
         provider: id,
@@ -251,6 +261,61 @@ ${extra}
     expect(await main(['provider', 'add', id, '--base-url', 'https://cli.example'], again)).toBe(1);
     expect(again.text()).toMatch(/already exists/);
     expect(await main(['provider', 'rotate-key', uniqueName('nobody')], capture())).toBe(1);
+  });
+
+  it('stores partner credentials as ${ENV} references; each process resolves them; list and logs never show them', async () => {
+    const id = uniqueName('secret');
+    const secret = `s3cret-${uniqueName('v')}`;
+    const env = { PARTNER_TOKEN_X: secret };
+    const lines: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(l) });
+    const dir = mkdtempSync(join(tmpdir(), 'providers-'));
+    const path = join(dir, 'providers.yaml');
+    writeFileSync(
+      path,
+      `providers:\n  - { id: ${id}, client: { baseUrl: "https://p.example", headers: { Authorization: "Bearer \${PARTNER_TOKEN_X}" } } }\n`,
+    );
+    await loadProvidersFileIfSet(pool, path, logger, env);
+    // Stored as written: the reference, never the value.
+    const stored = await pool.query(`select auth_headers from platform.providers where id = $1`, [id]);
+    expect(stored.rows[0].auth_headers).toEqual({ authorization: 'Bearer ${PARTNER_TOKEN_X}' });
+    expect(await allPlatformText(pool)).not.toContain(secret);
+    // A process that calls the partner resolves from its own environment...
+    expect((await readProviderSetup(pool, id, env))!.client.headers).toEqual({
+      authorization: `Bearer ${secret}`,
+    });
+    const clients = new ProviderClients(pool, { refreshMs: 60_000, env });
+    expect((await clients.get(id))!.setup.client.headers).toEqual({ authorization: `Bearer ${secret}` });
+    // ...one without it is refused, naming the variable only; one that needs no credential gets none.
+    await expect(readProviderSetup(pool, id, {})).rejects.toThrow(
+      new UnresolvedCredentialError(
+        `provider ${id}: header authorization needs environment variable PARTNER_TOKEN_X, not set in this process`,
+      ),
+    );
+    expect((await readProviderSetup(pool, id))!.client.headers).toBeUndefined();
+    const problems = await checkCredentials(pool, logger, {});
+    expect(problems).toContain(
+      `provider ${id}: header authorization needs environment variable PARTNER_TOKEN_X, not set in this process`,
+    );
+    const mine = (list: string[]) => list.filter((m) => m.startsWith(`provider ${id}:`));
+    expect(mine(await checkCredentials(pool, logger, { ...process.env, ...env }))).toEqual([]);
+    // provider list (text and JSON) and every log line: no value.
+    process.env.PARTNER_TOKEN_X = secret;
+    try {
+      for (const args of [
+        ['provider', 'list'],
+        ['provider', 'list', '--json'],
+      ]) {
+        const list = capture();
+        expect(await main(args, list)).toBe(0);
+        expect(list.text()).toContain(id);
+        expect(list.text()).not.toContain(secret);
+      }
+    } finally {
+      delete process.env.PARTNER_TOKEN_X;
+    }
+    expect(lines.join('\n')).toContain('PARTNER_TOKEN_X');
+    expect(lines.join('\n')).not.toContain(secret);
   });
 
   it('provider list shows header names, never their values', async () => {

@@ -141,8 +141,8 @@ describe('reconciler worker (real stack)', () => {
     });
     expect((await projection.query(`select * from reconciliation_queue`)).rows).toEqual([]);
     expect(await reconciler.drainQueue()).toBe(0);
-    expect(metrics.expose()).toContain(
-      `reconciliation_verdicts_total{provider="${providerId}",verdict="MATCHED"} 1`,
+    expect(await metrics.expose()).toContain(
+      `swap_ledger_reconciliation_verdicts_total{provider="${providerId}",verdict="MATCHED"} 1`,
     );
   });
 

@@ -3,6 +3,8 @@ import { parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createLogger } from '../../observability/log.ts';
 import { openReconciler } from '../../reconciler/run.ts';
+import { dependencyChecks, openOpsListener } from '../../observability/listener.ts';
+import { MetricsRegistry } from '../../observability/metrics.ts';
 import type { SwapReconciliation } from '../../reconciler/worker.ts';
 import { parseSwapRef, resolveSwapRef } from '../../swap/ref.ts';
 import { asUsage } from '../operator.ts';
@@ -85,17 +87,25 @@ export const reconcilerRunCommand: Command = {
   words: ['reconciler', 'run'],
   usage: 'reconciler run',
   summary: 'reconcile swaps from the reconciliation queue as they become final, until SIGTERM',
-  async run() {
+  async run(args) {
+    const { positionals } = parseOptions(args, { values: [] });
+    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const config = loadConfig(process.env, [...needs]);
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'reconciler' });
-    const { reconciler, close } = await openReconciler(config, logger);
-    reconciler.start(config.RECONCILER_INTERVAL_MS, config.RECONCILER_SWEEP_CRON);
-    logger.info('reconciler started');
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    await close();
+    const metrics = new MetricsRegistry();
+    const { reconciler, close } = await openReconciler(config, logger, metrics);
+    try {
+      const ops = await openOpsListener(config, metrics, dependencyChecks(config), logger);
+      reconciler.start(config.RECONCILER_INTERVAL_MS, config.RECONCILER_SWEEP_CRON);
+      logger.info('reconciler started');
+      await new Promise<void>((resolve) => {
+        process.once('SIGTERM', resolve);
+        process.once('SIGINT', resolve);
+      });
+      await ops?.close();
+    } finally {
+      await close();
+    }
     return 0;
   },
 };

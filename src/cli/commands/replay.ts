@@ -130,7 +130,9 @@ export const replayListCommand: Command = {
   words: ['replay', 'list'],
   usage: 'replay list',
   summary: 'list the live, rebuilt and previous projection schemas',
-  async run(_args, io) {
+  async run(args, io) {
+    const { positionals } = parseOptions(args, { values: [] });
+    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const config = loadConfig(process.env, ['DATABASE_URL']);
     for (const s of await listProjectionSchemas(config.DATABASE_URL, config.PROJECTION_SCHEMA)) {
       io.stdout(s === config.PROJECTION_SCHEMA ? `${s}  (live)` : s);

@@ -8,7 +8,7 @@ export const webhookServeCommand: Command = {
   words: ['webhook', 'serve'],
   usage: 'webhook serve [--host <addr>] [--port <n>]',
   summary:
-    'serve POST /webhook/:swapId/status and GET /metrics (WEBHOOK_HOST:WEBHOOK_PORT, loopback by default) until SIGTERM',
+    'serve POST /webhook/:swapId/status on WEBHOOK_HOST:WEBHOOK_PORT (metrics and health on METRICS_HOST:METRICS_PORT) until SIGTERM',
   async run(args, io) {
     const { values, positionals } = parseOptions(args, { values: ['host', 'port'] });
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);

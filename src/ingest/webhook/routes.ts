@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { tracedHandler } from '../../observability/tracing.ts';
 import { AppendTimeoutError } from '../../events/producer.ts';
 import { newEvent } from '../../events/keys.ts';
 import type { StatusReported } from '../../events/types.ts';
@@ -145,7 +146,7 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
         return undefined;
       },
     },
-    async (request, reply) => {
+    tracedHandler('webhook status', async (request, reply) => {
       const { swapId } = request.params;
       const body = request.body;
       const providerId = request.webhook!.provider!;
@@ -249,6 +250,6 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
       }
       request.webhook = { ...request.webhook, reason: `queued ${event.eventId}` };
       return reply.code(200).send({ message: 'queued' });
-    },
+    }),
   );
 }

@@ -6,6 +6,12 @@ import { createPool } from '../../db/client.ts';
 import { migratePlatform } from '../../db/migrate.ts';
 import { createKafka, EventAppender, EventCodec } from '../../events/index.ts';
 import type { Logger } from '../../observability/log.ts';
+import {
+  dependencyChecks,
+  openOpsListener,
+  type OpsConfig,
+  type OpsListener,
+} from '../../observability/listener.ts';
 import { ProviderRegistryCache } from '../../providers/cache.ts';
 import { loadProvidersFileIfSet } from '../../providers/store.ts';
 import { outboxKeyFlusher } from '../../outbox/outbox.ts';
@@ -191,6 +197,8 @@ export interface RunningWebhook {
   readonly metrics: WebhookMetrics;
   readonly registry: ProviderRegistryCache;
   readonly appender: EventAppender;
+  /** The metrics and health listener (when METRICS_PORT is configured). */
+  readonly ops: OpsListener | undefined;
   stop(): Promise<void>;
 }
 
@@ -199,7 +207,7 @@ export interface RunningWebhook {
  * into Postgres, caches the registry, connects the event appender, then listens.
  */
 export async function startWebhook(
-  config: WebhookConfig,
+  config: WebhookConfig & OpsConfig,
   logger: Logger,
   extra: { onBatchSent?: (messages: number) => void; env?: NodeJS.ProcessEnv } = {},
 ): Promise<RunningWebhook> {
@@ -259,7 +267,9 @@ export async function startWebhook(
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.WEBHOOK_PORT;
     const host = config.WEBHOOK_HOST.includes(':') ? `[${config.WEBHOOK_HOST}]` : config.WEBHOOK_HOST;
-    return { app, url: `http://${host}:${port}`, port, metrics, registry, appender, stop: stopAll };
+    const ops = await openOpsListener(config, metrics.registry, dependencyChecks(config), logger);
+    if (ops) teardown.add(() => ops.close());
+    return { app, url: `http://${host}:${port}`, port, metrics, registry, appender, ops, stop: stopAll };
   } catch (e) {
     await stopAll().catch(() => undefined);
     throw e;

@@ -7,12 +7,7 @@ import Fastify, {
 } from 'fastify';
 import type { EventAppender } from '../../events/producer.ts';
 import type { Logger } from '../../observability/log.ts';
-import {
-  MetricsRegistry,
-  PROMETHEUS_CONTENT_TYPE,
-  type Counter,
-  type Histogram,
-} from '../../observability/metrics.ts';
+import { MetricsRegistry, type Counter, type Histogram } from '../../observability/metrics.ts';
 import type { RegistrySnapshot } from '../../providers/cache.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { registerStatusRoute, STATUS_ROUTE, UnparsedBody } from './routes.ts';
@@ -40,19 +35,20 @@ export interface WebhookMetrics {
 export function createWebhookMetrics(registry: MetricsRegistry = new MetricsRegistry()): WebhookMetrics {
   return {
     registry,
+    // No provider label: the webhook is partner-facing, so its series name no provider (fail closed).
     responses: registry.counter(
-      'webhook_responses_total',
-      'Status webhook responses by authenticated provider ("none" before authentication) and HTTP status',
-      ['provider', 'status'],
+      'swap_ledger_webhook_responses_total',
+      'Status webhook responses by HTTP status and whether the caller was authenticated',
+      ['status', 'authenticated'],
     ),
     duration: registry.histogram(
-      'webhook_request_duration_seconds',
+      'swap_ledger_webhook_request_duration_seconds',
       'Status webhook time from request to response, by HTTP status',
       ['status'],
       [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     ),
     batchMessages: registry.histogram(
-      'event_append_batch_messages',
+      'swap_ledger_event_append_batch_messages',
       'Events carried by each Kafka produce request of the event appender',
       [],
       [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
@@ -80,9 +76,8 @@ export interface WebhookDeps {
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /**
- * The webhook HTTP server (not yet listening): the status route, GET /metrics (Prometheus text; no
- * authentication, so keep the server on loopback or behind a proxy that hides /metrics), a JSON
- * WebhookError for every refusal, and one log line per refusal without secrets.
+ * The webhook HTTP server (not yet listening): the status route only (metrics and health are on the
+ * process's own metrics listener, never on this partner-facing port), a JSON WebhookError for every refusal, and one log line per refusal without secrets.
  */
 export function buildWebhookServer(
   input: Omit<WebhookDeps, 'rateLimiter' | 'now' | 'metrics'> &
@@ -144,11 +139,13 @@ export function buildWebhookServer(
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    if (request.routeOptions.url === '/metrics') return;
     const status = reply.statusCode;
     const state = request.webhook ?? {};
     const provider = state.provider ?? 'none';
-    deps.metrics.responses.inc({ provider, status: String(status) });
+    deps.metrics.responses.inc({
+      status: String(status),
+      authenticated: String(state.provider !== undefined),
+    });
     deps.metrics.duration.observe({ status: String(status) }, reply.elapsedTime / 1000);
     const line = {
       status,
@@ -163,9 +160,6 @@ export function buildWebhookServer(
     else request.log.info(line, 'webhook refused');
   });
 
-  app.get('/metrics', async (_request, reply) =>
-    reply.type(PROMETHEUS_CONTENT_TYPE).send(deps.metrics.registry.expose()),
-  );
   registerStatusRoute(app, deps);
   return app;
 }

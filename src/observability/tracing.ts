@@ -1,0 +1,135 @@
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
+import type { tracing } from '@opentelemetry/sdk-node';
+
+/**
+ * Tracing with OpenTelemetry, off by default: the SDK starts only when OTEL_EXPORTER_OTLP_ENDPOINT is
+ * set (it then exports OTLP as the standard OTEL_* variables say), or when a test hands it span
+ * processors. Until then every span below is the API's no-op, at no cost. Trace context crosses Kafka in
+ * message headers (W3C traceparent), so the projector's spans join the trace that appended the event.
+ */
+
+const tracer = () => trace.getTracer('swap-ledger');
+
+export interface Tracing {
+  shutdown(): Promise<void>;
+}
+
+/** The SDK is imported only when tracing is on: it is large, and every CLI command would pay for it. */
+export async function startTracing(options: {
+  serviceName: string;
+  env?: NodeJS.ProcessEnv;
+  /** Tests: where spans go instead of OTLP. */
+  spanProcessors?: tracing.SpanProcessor[];
+}): Promise<Tracing | undefined> {
+  const env = options.env ?? process.env;
+  if (!options.spanProcessors && !env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+    return undefined;
+  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME ?? options.serviceName,
+    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors, autoDetectResources: false } : {}),
+  });
+  sdk.start();
+  return { shutdown: () => sdk.shutdown() };
+}
+
+/** Runs `fn` in a new active span; an error marks the span and is thrown on. */
+export function withSpan<T>(
+  name: string,
+  options: { kind?: SpanKind; attributes?: Attributes; parent?: Context },
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
+  const parent = options.parent ?? context.active();
+  return tracer().startActiveSpan(
+    name,
+    {
+      kind: options.kind ?? SpanKind.INTERNAL,
+      ...(options.attributes ? { attributes: options.attributes } : {}),
+    },
+    parent,
+    async (span) => {
+      try {
+        return await fn(span);
+      } catch (e) {
+        span.recordException(e as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (e as Error).message?.slice(0, 200) });
+        throw e;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+/** A finished span for work already done (e.g. a fold whose batch just committed). */
+export function recordSpan(
+  name: string,
+  options: { kind?: SpanKind; attributes?: Attributes; parent: Context; startTime: number },
+): void {
+  tracer()
+    .startSpan(
+      name,
+      {
+        kind: options.kind ?? SpanKind.CONSUMER,
+        startTime: options.startTime,
+        ...(options.attributes ? { attributes: options.attributes } : {}),
+      },
+      options.parent,
+    )
+    .end();
+}
+
+/** The active trace context as message headers (`traceparent`, `tracestate`); none when not tracing. */
+export function traceHeaders(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier;
+}
+
+/** The trace context a message carries in its headers (kafkajs gives Buffers). */
+export function contextFromHeaders(headers: Record<string, unknown> | undefined): Context | undefined {
+  const raw = headers?.traceparent;
+  if (raw === undefined) return undefined;
+  const text = (v: unknown) =>
+    Buffer.isBuffer(v) ? v.toString('utf8') : typeof v === 'string' ? v : undefined;
+  const carrier: Record<string, string> = { traceparent: text(raw) ?? '' };
+  const state = text(headers?.tracestate);
+  if (state) carrier.tracestate = state;
+  return propagation.extract(ROOT_CONTEXT, carrier);
+}
+
+export { SpanKind };
+
+/**
+ * Wraps a fastify route handler in a SERVER span (`name`), so what it calls (appends, partner calls)
+ * becomes part of the request's trace; the span records the HTTP status answered.
+ */
+export function tracedHandler<
+  Req extends { method: string; routeOptions: { url?: string | undefined } },
+  Rep extends { statusCode: number },
+  R,
+>(name: string, handler: (request: Req, reply: Rep) => Promise<R>): (request: Req, reply: Rep) => Promise<R> {
+  return (request, reply) =>
+    withSpan(
+      name,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': request.method, 'http.route': request.routeOptions.url ?? '' },
+      },
+      async (span) => {
+        const result = await handler(request, reply);
+        span.setAttribute('http.response.status_code', reply.statusCode);
+        return result;
+      },
+    );
+}
