@@ -4,5 +4,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { runWorker } = await import('../src/ops/supervisor/worker.ts');
+const { runWorker } = await import('../src/cli/worker.ts');
 process.exitCode = await runWorker(process.argv.slice(2));

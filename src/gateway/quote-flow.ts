@@ -7,7 +7,7 @@ import { partnerFailure, partnerOutcome, quoteAnswer, refusal, type Answer } fro
 import { quoteReceivedEvent, quoteRejectedEvent, quoteTerms } from './events.ts';
 import { saveQuote } from './quotes.ts';
 import { recordEvents } from './record.ts';
-import type { GatewayServiceDeps, QuoteBody } from './service.ts';
+import type { GatewayServiceDeps, QuoteBody } from './deps.ts';
 
 /**
  * POST /v1/quotes once the provider is known: the catalog check, the partner's quote, and its record

@@ -1,11 +1,7 @@
-import type pg from 'pg';
 import { lastSync, readCurrencies, readPairs } from '../catalog/index.ts';
-import type { Logger } from '../observability/log.ts';
-import type { DurablePublisher } from '../outbox/outbox.ts';
-import type { TradeMethod } from '../partner/types.ts';
-import type { ProviderPartner } from '../providers/clients.ts';
 import { refusal, type Answer } from './answers.ts';
-import type { GatewayMetrics } from './metrics.ts';
+import type { GatewayServiceDeps, QuoteBody } from './deps.ts';
+import type { ProviderPartner } from '../providers/clients.ts';
 import { quoteFlow } from './quote-flow.ts';
 import { checkQuoteBody, type SwapBody } from './rules.ts';
 import { SwapFlow } from './swap-flow.ts';
@@ -13,26 +9,7 @@ import { SwapFlow } from './swap-flow.ts';
 export { partnerFailure } from './answers.ts';
 export type { Answer } from './answers.ts';
 
-export interface GatewayServiceDeps {
-  readonly pool: pg.Pool;
-  readonly partners: { get(providerId: string): Promise<ProviderPartner | undefined> };
-  readonly publisher: Pick<DurablePublisher, 'publish' | 'publishWith'>;
-  readonly logger: Logger;
-  readonly metrics: GatewayMetrics;
-  readonly now: () => Date;
-  /** A fixed quote expiring sooner than this is refused for a swap. */
-  readonly quoteMinValidityMs: number;
-  /** An Idempotency-Key in progress longer than this has an unknown outcome. Default 2 minutes. */
-  readonly idempotencyLeaseMs?: number;
-}
-
-export interface QuoteBody {
-  readonly providerId: string;
-  readonly from: string;
-  readonly to: string;
-  readonly amount: string;
-  readonly tradeMethod?: TradeMethod;
-}
+export type { GatewayServiceDeps, QuoteBody } from './deps.ts';
 
 /**
  * The gateway's logic, without HTTP: list the catalog, quote, create swaps. Every refusal before a

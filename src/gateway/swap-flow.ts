@@ -35,7 +35,7 @@ import {
   type StoredQuote,
   type SwapBody,
 } from './rules.ts';
-import type { GatewayServiceDeps } from './service.ts';
+import type { GatewayServiceDeps } from './deps.ts';
 import { outcomeFromOutbox } from './settle.ts';
 
 /**

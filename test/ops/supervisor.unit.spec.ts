@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RestartTracker, type RestartPolicy } from '../../src/ops/supervisor/backoff.ts';
 import { formatWorkerLine } from '../../src/ops/supervisor/log-line.ts';
-import { runWorker } from '../../src/ops/supervisor/worker.ts';
+import { runWorker } from '../../src/cli/worker.ts';
 
 const policy: RestartPolicy = {
   baseMs: 500,

@@ -9,7 +9,7 @@ import { MAX_PARTNER_TEXT, PRINTABLE_PATTERN } from '../../swap/text.ts';
 import { mapStatus } from '../../swap/status.ts';
 import { authenticateWebhook, UNAUTHORIZED_BODY } from './auth.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
-import type { WebhookDeps } from './server.ts';
+import type { WebhookDeps } from './deps.ts';
 
 /**
  * POST /webhook/:swapId/status (partner interface v2), checked in this order:

@@ -6,7 +6,7 @@ import { formatWorkerLine } from './log-line.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/swap-ledger-worker.mjs', import.meta.url));
 
-/** A worker is one `swap-ledger <command> <args>` process (see worker.ts) with its own environment additions. */
+/** A worker is one `swap-ledger <command> <args>` process (see src/cli/worker.ts) with its own environment additions. */
 export interface WorkerSpec {
   readonly name: string;
   readonly args: readonly string[];
@@ -79,7 +79,7 @@ export class Supervisor {
   private spawn(w: Running): void {
     const child = spawn(process.execPath, [BIN, ...w.spec.args], {
       env: { ...(this.options.env ?? process.env), ...w.spec.env },
-      // The IPC channel only tells the worker when `up` is gone (see worker.ts).
+      // The IPC channel only tells the worker when `up` is gone (see src/cli/worker.ts).
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     w.child = child;

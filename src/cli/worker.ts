@@ -1,15 +1,15 @@
-import { processIo, UsageError, type CliIo, type Command } from '../../cli/command.ts';
-import { ConfigError } from '../../config/config.ts';
+import { processIo, UsageError, type CliIo, type Command } from './command.ts';
+import { ConfigError } from '../config/config.ts';
 
 /** The commands `up` runs as workers, each loaded on its own (bin/swap-ledger-worker.mjs). */
 const WORKERS: Record<string, () => Promise<Command>> = {
-  'projector run': () => import('../../cli/commands/projector.ts').then((m) => m.projectorRunCommand),
-  'reconciler run': () => import('../../cli/commands/reconcile.ts').then((m) => m.reconcilerRunCommand),
-  'webhook serve': () => import('../../cli/commands/webhook.ts').then((m) => m.webhookServeCommand),
-  'gateway serve': () => import('../../cli/commands/gateway.ts').then((m) => m.gatewayServeCommand),
-  'poller run': () => import('../../cli/commands/poller.ts').then((m) => m.pollerRunCommand),
-  'console serve': () => import('../../cli/commands/console.ts').then((m) => m.consoleServeCommand),
-  'demo run': () => import('../../cli/commands/demo.ts').then((m) => m.demoRunCommand),
+  'projector run': () => import('./commands/projector.ts').then((m) => m.projectorRunCommand),
+  'reconciler run': () => import('./commands/reconcile.ts').then((m) => m.reconcilerRunCommand),
+  'webhook serve': () => import('./commands/webhook.ts').then((m) => m.webhookServeCommand),
+  'gateway serve': () => import('./commands/gateway.ts').then((m) => m.gatewayServeCommand),
+  'poller run': () => import('./commands/poller.ts').then((m) => m.pollerRunCommand),
+  'console serve': () => import('./commands/console.ts').then((m) => m.consoleServeCommand),
+  'demo run': () => import('./commands/demo.ts').then((m) => m.demoRunCommand),
 };
 
 export const WORKER_COMMANDS = Object.keys(WORKERS);
