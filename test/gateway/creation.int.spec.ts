@@ -1,3 +1,4 @@
+import { swapKey } from '../../src/events/keys.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SwapEvent } from '../../src/events/types.ts';
 import { recordCreatedSwap } from '../../src/gateway/created.ts';
@@ -84,7 +85,7 @@ describe('creation is durable before it is visible', () => {
       await p.pool.query<{ event_type: string; published: boolean }>(
         `select event_type, published_at is not null as published from platform.outbox
          where aggregate_key = $1 and topic = $2`,
-        [swapId, p.topic],
+        [swapKey(p.providerId, swapId), p.topic],
       )
     ).rows;
 
