@@ -11,6 +11,21 @@ import { FINANCE_SCHEMA } from './finance-views.ts';
  * as the journal stands now (corrections recorded later restate the period they are effective in).
  */
 
+/** One failing check of a swap whose current verdict is MISMATCH (finance.reconciliation_mismatches). */
+export interface MismatchRow {
+  swap_id: string;
+  provider_id: string;
+  status: string;
+  reconciled_at: string;
+  check_name: string;
+  check_verdict: string;
+  expected: string | null;
+  actual: string | null;
+  delta: string | null;
+  tolerance: string | null;
+  detail: string | null;
+}
+
 export interface ReportPeriod {
   /** Inclusive, ISO-8601 instant. */
   from: string;
@@ -117,19 +132,7 @@ export async function financeReport(
     bounds,
   );
 
-  const mismatchRows = await client.query<{
-    swap_id: string;
-    provider_id: string;
-    status: string;
-    reconciled_at: string;
-    check_name: string;
-    check_verdict: string;
-    expected: string | null;
-    actual: string | null;
-    delta: string | null;
-    tolerance: string | null;
-    detail: string | null;
-  }>(
+  const mismatchRows = await client.query<MismatchRow>(
     `select swap_id, provider_id, status,
             to_char(reconciled_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as reconciled_at, check_name, check_verdict, expected, actual, delta,
             tolerance, detail

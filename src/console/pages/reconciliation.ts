@@ -1,23 +1,12 @@
 import type { ConsoleDb } from '../db.ts';
 import { badge, html, swapLink, table, time, type Html } from '../html.ts';
 import { barChart, COLOURS } from '../svg.ts';
+import type { MismatchRow } from '../../ledger/report.ts';
+import { VERDICT_ORDER } from '../../reconciler/types.ts';
 
-const VERDICT_ORDER = ['MATCHED', 'WITHIN_TOLERANCE', 'UNVERIFIABLE', 'MISMATCH'];
+export type { MismatchRow };
+
 const VERDICT_COLOURS = ['#13a36b', '#8fbf3f', '#e0a100', '#d64545'];
-
-export interface MismatchRow {
-  swap_id: string;
-  provider_id: string;
-  status: string;
-  reconciled_at: string;
-  check_name: string;
-  check_verdict: string;
-  expected: string | null;
-  actual: string | null;
-  delta: string | null;
-  tolerance: string | null;
-  detail: string | null;
-}
 
 export function openMismatches(db: ConsoleDb): Promise<MismatchRow[]> {
   return db.financeQuery<MismatchRow>(
