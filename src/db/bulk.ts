@@ -59,11 +59,19 @@ function toParam(value: unknown, json: boolean): unknown {
   return value;
 }
 
+/** CSV needs quotes for these; a backslash too, so no value can read as the end-of-data marker `\.`. */
+const NEEDS_QUOTING = /[",\n\r\\]/;
+
+/** One CSV field: NULL is the empty unquoted field; a text is quoted only when it must be (or is empty). */
 function csvField(value: unknown, json: boolean): string {
-  const v = toParam(value, json);
-  if (v === null) return '';
-  const text = v instanceof Date ? v.toISOString() : String(v);
-  return `"${text.replaceAll('"', '""')}"`;
+  if (value === null || value === undefined) return '';
+  let text: string;
+  if (json) text = JSON.stringify(value);
+  else if (typeof value === 'string') text = value;
+  else if (value instanceof Date) return value.toISOString();
+  else return String(value); // numbers, bigints, booleans: never quoted
+  if (text === '') return '""'; // an empty text, not NULL
+  return NEEDS_QUOTING.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /**
@@ -80,7 +88,10 @@ export async function copyRows<T extends object>(
   const lines = function* () {
     let chunk = '';
     for (const r of rows) {
-      chunk += cols.map((c) => csvField((r as Record<string, unknown>)[c.key], c.json)).join(',') + '\n';
+      const row = r as Record<string, unknown>;
+      let line = csvField(row[cols[0]!.key], cols[0]!.json);
+      for (let i = 1; i < cols.length; i++) line += ',' + csvField(row[cols[i]!.key], cols[i]!.json);
+      chunk += line + '\n';
       if (chunk.length > 64 * 1024) {
         yield chunk;
         chunk = '';

@@ -8,6 +8,7 @@ import { partnerTextProblem } from '../swap/text.ts';
  * exactly, makes the event rejected with the reason, deterministically, instead of halting the partition.
  */
 
+/** Where a U+0000 sits (its path is built only once one is found: the common event has none). */
 function nulPath(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
   if (Array.isArray(value)) {
@@ -44,10 +45,25 @@ function textProblem(fields: Record<string, string | null | undefined>): string 
   return undefined;
 }
 
+/** The verdict per event: the batch loader and the fold both ask, and an event is immutable. */
+const verdicts = new WeakMap<SwapEvent, string | null>();
+
 /** Why the fold must reject this event whatever the state, or undefined. */
 export function inadmissible(event: SwapEvent): string | undefined {
-  const nul = nulPath(event, '');
-  if (nul) return `${nul} contains U+0000, which the database cannot store`;
+  let verdict = verdicts.get(event);
+  if (verdict === undefined) {
+    verdict = inadmissibleNow(event) ?? null;
+    verdicts.set(event, verdict);
+  }
+  return verdict ?? undefined;
+}
+
+function inadmissibleNow(event: SwapEvent): string | undefined {
+  // JSON writes U+0000 as \u0000: one native pass rules out the common event (a false hit only costs the walk).
+  if (JSON.stringify(event).includes('\\u0000')) {
+    const nul = nulPath(event, '');
+    if (nul) return `${nul} contains U+0000, which the database cannot store`;
+  }
   switch (event.eventType) {
     case 'StatusReported':
     case 'StatusContradicted': {
@@ -108,5 +124,7 @@ export function inadmissible(event: SwapEvent): string | undefined {
 
 /** The payload as the journal can store it: U+0000 shown as U+FFFD (the event's bytes stay in Kafka). */
 export function storablePayload(payload: unknown): unknown {
+  if (typeof payload === 'string')
+    return payload.includes('\u0000') ? payload.replaceAll('\u0000', '\ufffd') : payload;
   return JSON.parse(JSON.stringify(payload).replaceAll('\\u0000', '\\ufffd'));
 }

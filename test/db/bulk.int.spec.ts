@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { projection as tables } from '../../src/db/client.ts';
+import { copyRows, readRows } from '../../src/db/bulk.ts';
+import { freshProjection } from '../support/context.ts';
+
+/**
+ * COPY renders CSV by hand on the projector's hot path (quoting only the fields that need it): every text
+ * that CSV could misread must come back exactly, an empty text apart from NULL.
+ */
+describe('copyRows round trip (real Postgres)', () => {
+  let projection: { schema: string; pool: pg.Pool };
+  beforeAll(async () => {
+    projection = await freshProjection('bulk_copy');
+  });
+  afterAll(async () => {
+    await projection?.pool.end();
+  });
+
+  const awkward = [
+    '',
+    ' leading and trailing ',
+    'a,b',
+    'say "hi"',
+    'two\nlines',
+    'carriage\rreturn',
+    '\\.',
+    '\\',
+    'back\\slash',
+    'NULL',
+    '\\N',
+    'ünïcödé ✓',
+    '"',
+  ];
+
+  it('brings every awkward text back exactly, and NULL as NULL', async () => {
+    const at = new Date('2026-11-23T12:00:00.123Z');
+    const rows = awkward.map((text, i) => ({
+      conflictId: `c-${i}`,
+      eventId: '01a2087c-759d-720f-a839-05c35a8c7a02',
+      providerId: 'partner-a',
+      swapId: `s-${i}`,
+      field: 'status',
+      finalValue: text,
+      reportedValue: i % 2 === 0 ? null : text,
+      source: 'webhook',
+      occurredAt: at,
+      recordedAt: at,
+    }));
+    const client = await projection.pool.connect();
+    try {
+      await copyRows(client, tables.statusConflicts, rows);
+      const back = await readRows<(typeof rows)[number]>(
+        client,
+        tables.statusConflicts,
+        'conflictId',
+        rows.map((r) => r.conflictId),
+      );
+      const byId = new Map(back.map((r) => [r.conflictId, r]));
+      for (const r of rows) {
+        const b = byId.get(r.conflictId)!;
+        expect(b.finalValue, JSON.stringify(r.finalValue)).toBe(r.finalValue);
+        expect(b.reportedValue, JSON.stringify(r.reportedValue)).toBe(r.reportedValue);
+        expect(new Date(b.occurredAt).toISOString()).toBe(at.toISOString());
+      }
+    } finally {
+      client.release();
+    }
+  });
+});
