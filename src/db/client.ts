@@ -20,6 +20,8 @@ export interface PoolOptions {
   searchPath?: string;
   max?: number;
   applicationName?: string;
+  /** false: commits do not wait for the WAL flush (a crash may lose the last commits, never half of one). */
+  synchronousCommit?: boolean;
 }
 
 export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.Pool {
@@ -29,7 +31,11 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'swap-ledger',
     // UTC, so timestamps read back as text are the same in every session (checksums depend on it).
-    options: ['-c TimeZone=UTC', ...(searchPath ? [`-c search_path=${searchPath}`] : [])].join(' '),
+    options: [
+      '-c TimeZone=UTC',
+      ...(searchPath ? [`-c search_path=${searchPath}`] : []),
+      ...(options.synchronousCommit === false ? ['-c synchronous_commit=off'] : []),
+    ].join(' '),
   });
 }
 

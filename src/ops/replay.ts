@@ -5,9 +5,10 @@ import type { EventCodec } from '../events/codec.ts';
 import { assertIdentifier, createPool } from '../db/client.ts';
 import { migrateProjection } from '../db/migrate.ts';
 import { withClient } from '../db/transaction.ts';
-import { PROMOTE_LOCK, projectBatch, readCheckpoint, type BatchItem } from '../projector/batch.ts';
+import { PROMOTE_LOCK } from '../projector/batch.ts';
 import { stateChecksum, type StateChecksum } from '../projector/checksum.ts';
-import { EventDecodeError } from '../events/codec.ts';
+import { Projector } from '../projector/projector.ts';
+import { finishRebuild, isUnfinishedRebuild, prepareRebuild } from '../projector/rebuild.ts';
 import { ensureFinanceViews } from '../ledger/finance-views.ts';
 import type { Logger } from '../observability/log.ts';
 
@@ -101,9 +102,11 @@ async function schemaExists(client: pg.ClientBase, schema: string): Promise<bool
 }
 
 /**
- * Rebuilds every projected table from offset 0 into a fresh schema with the projector's own fold and
- * batch writer (set-based statements, thousands of events per transaction), then compares checksums
- * with the live state. Memory stays bounded: messages are folded as they are fetched.
+ * Rebuilds every projected table from offset 0 into a fresh schema: the projector itself, in rebuild mode
+ * (one engine: the same decode, dead-letter parking, fold and batch writer), stopping at the end offsets.
+ * The fresh schema is bulk-loaded (src/projector/rebuild.ts): secondary indexes and the balance check
+ * come back once at the end. Then checksums are compared with the live state. Memory stays bounded:
+ * fetches are a few MiB and messages are folded as they are fetched.
  */
 export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   const started = Date.now();
@@ -114,12 +117,15 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   const schema = derivedSchemaName(options.liveSchema, 'replay');
   await migrateProjection(options.databaseUrl, schema);
   await markReplayExtent(options.databaseUrl, schema, until);
+  const concurrency = 2;
   const pool = createPool(options.databaseUrl, {
     searchPath: schema,
-    max: 3,
+    max: concurrency + 1,
     applicationName: 'swap-ledger-replay',
+    // The rebuilt schema is private until promoted and each batch commits with its checkpoint: a crash
+    // can lose the last commits only together with their checkpoints, so commits need not wait for the disk.
+    synchronousCommit: false,
   });
-  const batchEvents = options.batchEvents ?? 5000;
   let done = 0;
   const report = () => {
     const seconds = (Date.now() - started) / 1000;
@@ -133,87 +139,36 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   };
   const timer = setInterval(report, 1000);
   timer.unref();
-
-  const consumer = kafka.consumer({
+  const projector = new Projector({
+    kafka,
+    codec,
+    pool,
+    topic,
+    deadLetterTopic: '', // a rebuild publishes no dead letter
     groupId: `swap-ledger-replay-${uuidv7()}`,
-    // Small fetches keep the resident memory flat whatever the log's length (one batch is ~2 MiB of
-    // ~500-byte events, under batchEvents): a few MiB in flight, not 32.
-    maxBytesPerPartition: 2 * 1024 * 1024,
-    maxBytes: 8 * 1024 * 1024,
+    logger,
+    maxBatchEvents: options.batchEvents ?? 10_000,
+    partitionsConsumedConcurrently: concurrency,
+    rebuild: { until: ends },
+    onBatch: (b) => {
+      done += b.events;
+    },
   });
-  const retry = {
-    decode: (b: Buffer) => codec.decode(b),
-    parseReplacement: (j: string) => codec.parseEventJson(j),
-  };
   try {
-    const pending = new Set([...ends].filter(([, end]) => end > 0n).map(([p]) => p));
-    if (pending.size > 0) {
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await new Promise<void>((resolve, reject) => {
-        consumer
-          .run({
-            autoCommit: false,
-            eachBatchAutoResolve: false,
-            // Partitions own disjoint rows, so two fold at once without touching each other's.
-            partitionsConsumedConcurrently: 2,
-            eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-              const end = ends.get(batch.partition) ?? 0n;
-              const messages = batch.messages.filter((m) => BigInt(m.offset) < end);
-              try {
-                await withClient(pool, async (client) => {
-                  let next = await readCheckpoint(client, topic, batch.partition);
-                  const todo = messages.filter((m) => BigInt(m.offset) >= next);
-                  for (let i = 0; i < todo.length; i += batchEvents) {
-                    const chunk = todo.slice(i, i + batchEvents);
-                    const items: BatchItem[] = [];
-                    for (const m of chunk) {
-                      const position = { topic, partition: batch.partition, offset: BigInt(m.offset) };
-                      try {
-                        if (!m.value) throw new EventDecodeError('the message has no value');
-                        items.push({ position, event: await codec.decode(m.value) });
-                      } catch (e) {
-                        if (!(e instanceof EventDecodeError)) throw e;
-                        items.push({
-                          position,
-                          undecodable: {
-                            position,
-                            key: m.key?.toString('utf8') ?? '',
-                            reason: e.message,
-                            valueBase64: m.value?.toString('base64') ?? '',
-                            timestamp: new Date(Number(m.timestamp)).toISOString(),
-                          },
-                        });
-                      }
-                    }
-                    const result = await projectBatch(client, topic, batch.partition, next, items, {}, retry);
-                    if (!result.ok)
-                      throw new Error(`replay checkpoint of partition ${batch.partition} moved unexpectedly`);
-                    next = result.nextOffset;
-                    done += chunk.length;
-                    await heartbeat();
-                  }
-                  if (next >= end) {
-                    pending.delete(batch.partition);
-                    consumer.pause([{ topic, partitions: [batch.partition] }]);
-                  }
-                });
-                if (batch.messages.length > 0) resolveOffset(batch.lastOffset());
-                if (pending.size === 0) resolve();
-              } catch (e) {
-                reject(e as Error);
-                throw e;
-              }
-            },
-          })
-          .catch(reject);
-      });
-    }
+    await withClient(pool, (c) => prepareRebuild(c, schema));
+    await projector.start();
+    await projector.caughtUp();
   } finally {
     clearInterval(timer);
-    await consumer.disconnect().catch(() => {});
+    await projector.stop().catch(() => {});
   }
   report();
+  logger.info({ schema, events: done }, 'log folded; checking the ledger balance and building the indexes');
+  const finished = await withClient(pool, (c) => finishRebuild(c, schema));
+  logger.info(
+    { schema, indexes: finished.built.length, postings: finished.postings },
+    'rebuild checked and indexed',
+  );
   const rebuilt = await withClient(pool, (c) => stateChecksum(c, schema));
   const live = await withClient(pool, async (c) =>
     (await schemaExists(c, options.liveSchema)) ? stateChecksum(c, options.liveSchema) : undefined,
@@ -290,6 +245,11 @@ export async function promote(
     await client.query('select pg_advisory_xact_lock($1)', [PROMOTE_LOCK]);
     if (!(await isProjectionSchema(client, rebuilt)))
       throw new Error(`${rebuilt} is not a projection schema`);
+    if (await isUnfinishedRebuild(client, rebuilt))
+      throw new PromoteRefusedError(
+        `${rebuilt} is a rebuild that never finished (its indexes and ledger balance check are missing): ` +
+          'drop it and replay again',
+      );
     const partial = await partialExtent(client, rebuilt);
     if (partial !== undefined && !options.allowPartial)
       throw new PromoteRefusedError(

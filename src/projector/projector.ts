@@ -31,6 +31,14 @@ export interface ProjectorOptions {
   }) => void;
   /** Called with the partitions of the topic this member holds, on each group join (and [] on stop). */
   onAssigned?: (partitions: number[]) => void;
+  /** Partitions folded at once (each in its own transaction and connection; they own disjoint rows). */
+  partitionsConsumedConcurrently?: number;
+  /**
+   * Rebuild mode (replay): fold each partition up to its end offset (exclusive) and stop there; `caughtUp()`
+   * resolves when every partition has reached it. Dead letters are not published again (the live run did),
+   * no Kafka offset is committed (the group is thrown away), and the first failure ends the rebuild.
+   */
+  rebuild?: { until: ReadonlyMap<number, bigint> };
 }
 
 /**
@@ -45,17 +53,40 @@ export class Projector {
   private stopped = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly maxBatch: number;
+  private readonly rebuilding: RebuildProgress | undefined;
 
   constructor(private readonly options: ProjectorOptions) {
     this.maxBatch = options.maxBatchEvents ?? 2000;
+    if (options.rebuild) this.rebuilding = new RebuildProgress(options.rebuild.until);
   }
 
   async start(): Promise<void> {
     this.stopped = false;
     await this.options.codec.register();
-    this.producer = this.options.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await this.producer.connect();
+    if (this.rebuilding) {
+      const client = await this.options.pool.connect();
+      try {
+        for (const [partition, end] of this.options.rebuild!.until)
+          this.rebuilding.reached(
+            partition,
+            await readCheckpoint(client, this.options.topic, partition),
+            end,
+          );
+      } finally {
+        client.release();
+      }
+      if (this.rebuilding.done) return; // nothing to fold (an empty log, or a rebuild already complete)
+    } else {
+      this.producer = this.options.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      await this.producer.connect();
+    }
     await this.startConsumer();
+  }
+
+  /** Rebuild mode: resolves once every partition is folded up to its end offset; rejects on the first failure. */
+  caughtUp(): Promise<void> {
+    if (!this.rebuilding) throw new Error('caughtUp() is for a projector in rebuild mode');
+    return this.rebuilding.promise;
   }
 
   private async startConsumer(): Promise<void> {
@@ -64,12 +95,17 @@ export class Projector {
       groupId,
       sessionTimeout: 10_000,
       heartbeatInterval: 1000,
+      // Fetches stay a few MiB whatever the backlog: resident memory does not grow with the log.
       maxBytesPerPartition: 4 * 1024 * 1024,
-      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 2000 },
+      maxBytes: 16 * 1024 * 1024,
+      retry: this.rebuilding
+        ? { retries: 5 }
+        : { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 2000 },
     });
     this.consumer = consumer;
     // kafkajs gives up on some errors (e.g. a long broker outage): a projector must not stay silent.
     consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (this.rebuilding) return this.rebuilding.fail(payload.error);
       if (payload.restart || this.stopped) return;
       logger.error(
         { err: payload.error },
@@ -85,8 +121,10 @@ export class Projector {
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
-      eachBatch: (payload) => this.onBatch(payload),
+      partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
+      eachBatch: this.rebuilding
+        ? (payload) => this.onBatch(payload).catch((e: unknown) => this.rebuilding!.fail(e))
+        : (payload) => this.onBatch(payload),
     });
   }
 
@@ -140,6 +178,7 @@ export class Projector {
 
   /** Copies dead letters to the dead-letter topic before the batch commits (at least once; the id dedups). */
   private async publishDeadLetters(items: BatchItem[], messages: KafkaMessage[]): Promise<void> {
+    if (this.rebuilding) return; // the live run published them; a rebuild only journals them
     const dead = items.flatMap((item, i) =>
       'undecodable' in item ? [{ item: item.undecodable, m: messages[i]! }] : [],
     );
@@ -207,9 +246,14 @@ export class Projector {
     const client = await this.options.pool.connect();
     try {
       let next = await readCheckpoint(client, topic, partition);
-      const messages = batch.messages.filter((m) => BigInt(m.offset) >= next);
+      // A rebuild stops at its end offset; a partition it does not know was created after it began.
+      const end = this.rebuilding ? (this.options.rebuild!.until.get(partition) ?? 0n) : undefined;
+      const messages = batch.messages.filter(
+        (m) => BigInt(m.offset) >= next && (end === undefined || BigInt(m.offset) < end),
+      );
       if (messages.length === 0) {
         if (batch.messages.length > 0) resolveOffset(batch.lastOffset());
+        if (end !== undefined) this.reachedInRebuild(partition, next, end);
         return;
       }
       if (BigInt(messages[0]!.offset) > next) {
@@ -246,7 +290,8 @@ export class Projector {
         }
         next = result.nextOffset;
         resolveOffset(chunk.at(-1)!.offset);
-        await this.consumer!.commitOffsets([{ topic, partition, offset: next.toString() }]);
+        if (!this.rebuilding)
+          await this.consumer!.commitOffsets([{ topic, partition, offset: next.toString() }]);
         await heartbeat();
         const seconds = (performance.now() - started) / 1000;
         this.options.onBatch?.({
@@ -257,14 +302,54 @@ export class Projector {
           seconds,
         });
         this.reportRefusals(result.journal, result.refusedByDatabase);
-        traceFolded(chunk, result.journal, { topic, partition, seconds });
+        if (!this.rebuilding) traceFolded(chunk, result.journal, { topic, partition, seconds });
         log.debug(
           { partition, events: chunk.length, duplicates: result.duplicates, next: next.toString() },
           'batch folded',
         );
       }
+      if (end !== undefined) this.reachedInRebuild(partition, next, end);
     } finally {
       client.release();
     }
+  }
+
+  /** Rebuild mode: a partition at its end offset is paused; the last one to get there ends the rebuild. */
+  private reachedInRebuild(partition: number, next: bigint, end: bigint): void {
+    if (!this.rebuilding!.reached(partition, next, end)) return;
+    this.consumer?.pause([{ topic: this.options.topic, partitions: [partition] }]);
+  }
+}
+
+/** Which partitions of a rebuild are still short of their end offset. */
+class RebuildProgress {
+  private readonly pending: Set<number>;
+  readonly promise: Promise<void>;
+  private resolve!: () => void;
+  private reject!: (e: Error) => void;
+
+  constructor(until: ReadonlyMap<number, bigint>) {
+    this.pending = new Set([...until].filter(([, end]) => end > 0n).map(([p]) => p));
+    this.promise = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.promise.catch(() => {}); // observed by caughtUp(); never an unhandled rejection meanwhile
+    if (this.pending.size === 0) this.resolve();
+  }
+
+  get done(): boolean {
+    return this.pending.size === 0;
+  }
+
+  /** Notes the partition's position; true when it has just reached its end. */
+  reached(partition: number, next: bigint, end: bigint): boolean {
+    if (next < end || !this.pending.delete(partition)) return false;
+    if (this.pending.size === 0) this.resolve();
+    return true;
+  }
+
+  fail(e: unknown): void {
+    this.reject(e instanceof Error ? e : new Error(String(e)));
   }
 }
