@@ -68,6 +68,9 @@ export async function startProjector(
     deadLetterTopic: config.DLQ_TOPIC,
     groupId: extra.groupId ?? `${config.KAFKA_CLIENT_ID}-projector-${schema}`,
     logger,
+    // Partitions own disjoint rows (every row an event touches is keyed like its Kafka key), so two fold at
+    // once, each in its own transaction: Postgres's work on one overlaps the fold of the other.
+    partitionsConsumedConcurrently: 2,
     ...options,
     onBatch: (b) => {
       measured.onBatch(b);
