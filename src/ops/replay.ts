@@ -10,6 +10,7 @@ import { stateChecksum, type StateChecksum } from '../projector/checksum.ts';
 import { EventDecodeError } from '../events/codec.ts';
 import { ensureFinanceViews } from '../ledger/finance-views.ts';
 import type { Logger } from '../observability/log.ts';
+import { traceParentOf } from '../observability/tracing.ts';
 
 /** Where a replay stops: every partition's end, given end offsets (exclusive), or a point in time. */
 export type ReplayUntil =
@@ -171,7 +172,8 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
                       const position = { topic, partition: batch.partition, offset: BigInt(m.offset) };
                       try {
                         if (!m.value) throw new EventDecodeError('the message has no value');
-                        items.push({ position, event: await codec.decode(m.value) });
+                        const event = await codec.decode(m.value);
+                        items.push({ position, event, traceParent: traceParentOf(m.headers) });
                       } catch (e) {
                         if (!(e instanceof EventDecodeError)) throw e;
                         items.push({
