@@ -15,7 +15,8 @@ import type { tracing } from '@opentelemetry/sdk-node';
  * Tracing with OpenTelemetry, off by default: the SDK starts only when OTEL_EXPORTER_OTLP_ENDPOINT is
  * set (it then exports OTLP as the standard OTEL_* variables say), or when a test hands it span
  * processors. Until then every span below is the API's no-op, at no cost. Trace context crosses Kafka in
- * message headers (W3C traceparent), so the projector's spans join the trace that appended the event.
+ * message headers (W3C traceparent), so the projector's spans join the trace that appended the event;
+ * the reconciliation queue keeps it (trace_parent), so the reconciler's span joins it too.
  */
 
 const tracer = () => trace.getTracer('swap-ledger');
