@@ -3,7 +3,9 @@ import { tracing } from '@opentelemetry/sdk-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/log.ts';
 import { startTracing, type Tracing } from '../../src/observability/tracing.ts';
+import { replay } from '../../src/ops/replay.ts';
 import { DEFAULT_RECONCILIATION_POLICY, Reconciler } from '../../src/reconciler/index.ts';
+import { testKafka, testStack } from '../support/context.ts';
 import { freshEventLog } from '../support/event-log.ts';
 import {
   ADDRESSES,
@@ -199,6 +201,21 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
     expect(queued.rows[0]?.trace_parent).toBe(
       `00-${traceId}-${finalAppend.spanContext().spanId}-${finalAppend.spanContext().traceFlags.toString(16).padStart(2, '0')}`,
     );
+
+    // Replay keeps it too (the same headers, read again), so a promoted schema's queue still joins the trace.
+    const rebuilt = await replay({
+      databaseUrl: testStack().databaseUrl,
+      kafka: testKafka('trace-replay'),
+      codec: log.codec,
+      topic: log.topic,
+      liveSchema: p.schema,
+      logger: createLogger({ level: 'fatal', name: 'trace-replay' }),
+    });
+    const replayed = await p.pool.query<{ trace_parent: string | null }>(
+      `select trace_parent from ${rebuilt.schema}.reconciliation_queue where provider_id = $1 and swap_id = $2`,
+      [p.providerId, swapId],
+    );
+    expect(replayed.rows[0]?.trace_parent).toBe(queued.rows[0]?.trace_parent);
 
     const reconciler = new Reconciler({
       projection: p.pool,
