@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import cron from 'node-cron';
 import { isDecimalText } from '../money/decimal.ts';
 import { RECONCILIATION_POLICY_KEYS, retiredPolicyKeyProblems } from '../reconciler/policy.ts';
+import { parseWorkerEndpoints, type WorkerEndpoint } from '../ops/worker-health.ts';
 
 /**
  * One typed configuration for every process. Values come from the environment, then from an optional
@@ -322,6 +323,11 @@ export const configSpec = {
     default: [] as string[],
     doc: 'SHA-256 digests (hex, comma separated) of the console login keys; `up` makes one when empty',
     secret: true,
+  },
+  CONSOLE_WORKER_HEALTH: {
+    parse: parseWorkerEndpoints,
+    default: [] as WorkerEndpoint[],
+    doc: "Workers whose health the console's operations page shows, as name=http://host:port of each metrics listener (comma separated); `up` sets it",
   },
 } satisfies Record<string, KeySpec<unknown>>;
 

@@ -3,6 +3,7 @@ import { createKafka } from '../events/kafka.ts';
 import type { Logger } from '../observability/log.ts';
 import { ConsoleDb } from './db.ts';
 import { buildConsoleServer } from './server.ts';
+import { WorkerHealthBoard } from './workers.ts';
 
 export interface RunningConsole {
   readonly url: string;
@@ -24,6 +25,7 @@ export async function startConsole(
     | 'CONSOLE_HOST'
     | 'CONSOLE_PORT'
     | 'CONSOLE_KEY_DIGESTS'
+    | 'CONSOLE_WORKER_HEALTH'
   >,
   logger: Logger,
   options: { financeSchema: string },
@@ -39,7 +41,12 @@ export async function startConsole(
     admin,
     topic: config.EVENTS_TOPIC,
   });
-  const app = await buildConsoleServer({ db, keyDigests: config.CONSOLE_KEY_DIGESTS, logger });
+  const app = await buildConsoleServer({
+    db,
+    keyDigests: config.CONSOLE_KEY_DIGESTS,
+    logger,
+    workers: new WorkerHealthBoard(config.CONSOLE_WORKER_HEALTH),
+  });
   try {
     await app.listen({ host: config.CONSOLE_HOST, port: config.CONSOLE_PORT });
   } catch (e) {

@@ -17,6 +17,7 @@ import { operationsLive } from './pages/operations.ts';
 import { mismatchesCsv, openMismatches, reconciliationLive } from './pages/reconciliation.ts';
 import { swapLive } from './pages/swap.ts';
 import { cleanFilters, swapsControls, swapsLive } from './pages/swaps.ts';
+import type { WorkerHealthBoard } from './workers.ts';
 
 const ASSETS: Record<string, { file: URL; type: string }> = {
   'console.css': { file: new URL('./assets/console.css', import.meta.url), type: 'text/css; charset=utf-8' },
@@ -67,6 +68,8 @@ export interface ConsoleServerOptions {
   readonly db: ConsoleDb;
   readonly keyDigests: readonly string[];
   readonly logger: Logger;
+  /** The workers whose /readyz the operations page shows. */
+  readonly workers?: WorkerHealthBoard;
 }
 
 export async function buildConsoleServer(options: ConsoleServerOptions): Promise<FastifyInstance> {
@@ -188,7 +191,7 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
     return send(request, reply, 'Books', live, booksControls(q));
   });
   app.get('/operations', async (request, reply) =>
-    send(request, reply, 'Operations', await operationsLive(db)),
+    send(request, reply, 'Operations', await operationsLive(db, options.workers)),
   );
   return app;
 }

@@ -15,7 +15,8 @@ import type { tracing } from '@opentelemetry/sdk-node';
  * Tracing with OpenTelemetry, off by default: the SDK starts only when OTEL_EXPORTER_OTLP_ENDPOINT is
  * set (it then exports OTLP as the standard OTEL_* variables say), or when a test hands it span
  * processors. Until then every span below is the API's no-op, at no cost. Trace context crosses Kafka in
- * message headers (W3C traceparent), so the projector's spans join the trace that appended the event.
+ * message headers (W3C traceparent), so the projector's spans join the trace that appended the event;
+ * the reconciliation queue keeps it (trace_parent), so the reconciler's span joins it too.
  */
 
 const tracer = () => trace.getTracer('swap-ledger');
@@ -106,6 +107,24 @@ export function contextFromHeaders(headers: Record<string, unknown> | undefined)
   const state = text(headers?.tracestate);
   if (state) carrier.tracestate = state;
   return propagation.extract(ROOT_CONTEXT, carrier);
+}
+
+/** A W3C traceparent: version 00, a trace id and a span id in lower-case hex, and the flags. */
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * The W3C traceparent a message carries (to keep beside what it caused, e.g. a queued reconciliation),
+ * or null when it carries none or a malformed one: a header is input, and only the standard form is kept.
+ */
+export function traceParentOf(headers: Record<string, unknown> | undefined): string | null {
+  const raw = headers?.traceparent;
+  const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : typeof raw === 'string' ? raw : undefined;
+  return text !== undefined && TRACEPARENT.test(text) ? text : null;
+}
+
+/** The trace context a stored traceparent names; undefined when there is none. */
+export function contextFromTraceParent(traceParent: string | null | undefined): Context | undefined {
+  return traceParent ? contextFromHeaders({ traceparent: traceParent }) : undefined;
 }
 
 export { SpanKind };

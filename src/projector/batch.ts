@@ -10,6 +10,8 @@ import { WorkingSet, type JournalRow, type Position, type UndecodableMessage } f
 export interface PositionedEvent {
   position: Position;
   event: SwapEvent;
+  /** The message's W3C traceparent: kept on the queue row the event makes, never in the folded state. */
+  traceParent?: string | null;
 }
 
 /** A message of the batch: a decoded event, or one that could not be decoded (a dead letter). */
@@ -294,11 +296,25 @@ async function foldItems(
       continue;
     }
     const row = foldEvent(ws, item.event, item.position);
-    if (row) journal.push(row);
-    else duplicates++;
+    if (row) {
+      journal.push(row);
+      if (item.traceParent) keepTraceParent(ws, item.event, item.traceParent);
+    } else duplicates++;
   }
   await writeFold(client, ws, journal, midBatch);
   return { journal, duplicates, deadLetters: [...ws.dirty.deadLetters] };
+}
+
+/**
+ * Stamps the queue row this event just made with the message's trace context, so the reconciler's span
+ * joins the trace of the request that caused it. Outside the pure fold: the state a replay rebuilds is
+ * the same whatever the headers (the state checksum leaves trace_parent out).
+ */
+function keepTraceParent(ws: WorkingSet, event: SwapEvent, traceParent: string): void {
+  if (!event.swapId) return;
+  const key = swapKey(event.providerId, event.swapId);
+  const queued = ws.queue.get(key);
+  if (queued?.queuedByEventId === event.eventId) ws.queue.set(key, { ...queued, traceParent });
 }
 
 /**

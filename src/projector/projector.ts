@@ -2,6 +2,7 @@ import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from '
 import type pg from 'pg';
 import { EventDecodeError, type EventCodec } from '../events/codec.ts';
 import type { Logger } from '../observability/log.ts';
+import { traceParentOf } from '../observability/tracing.ts';
 import { projectBatch, readCheckpoint, type BatchItem, type RetryDecoder } from './batch.ts';
 import { deadLetterId } from './fold.ts';
 import { traceFolded } from './tracing.ts';
@@ -159,7 +160,8 @@ export class Projector {
   private async toItem(m: KafkaMessage, position: Position): Promise<BatchItem> {
     try {
       if (!m.value) throw new EventDecodeError('the message has no value');
-      return { position, event: await this.options.codec.decode(m.value) };
+      const event = await this.options.codec.decode(m.value);
+      return { position, event, traceParent: traceParentOf(m.headers) };
     } catch (e) {
       if (!(e instanceof EventDecodeError)) throw e; // e.g. the registry does not answer: retry the batch
       return {

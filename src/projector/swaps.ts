@@ -52,6 +52,7 @@ function queueForReconciliation(ws: WorkingSet, event: SwapEvent, swap: SwapRow,
     queuedByEventId: event.eventId,
     queuedAt: event.occurredAt,
     reason,
+    traceParent: null, // the batch stamps the message's (batch.ts): no header enters the fold
   });
   ws.dirty.queue.add(key);
 }

@@ -6,6 +6,7 @@ import { formatSwapRef, type SwapRef } from '../swap/ref.ts';
 import type { SwapCreated, SwapEventOf } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry, Counter } from '../observability/metrics.ts';
+import { contextFromTraceParent, SpanKind, withSpan } from '../observability/tracing.ts';
 import { readProviderSetup } from '../providers/store.ts';
 import { toSwapReconciled } from './checks.ts';
 import { creationFactsFromSwapCreated, finalReportFromSwapRow, inspectAndReconcile } from './facts.ts';
@@ -166,8 +167,13 @@ export class Reconciler {
       await client.query('begin');
       // A swap made final by webhook waits for its confirming poll (platform.poll_confirmations), at most
       // confirmWaitMs after it became final.
-      const rows = await client.query<{ provider_id: string; swap_id: string; queued_by_event_id: string }>(
-        `select q.provider_id, q.swap_id, q.queued_by_event_id from reconciliation_queue q
+      const rows = await client.query<{
+        provider_id: string;
+        swap_id: string;
+        queued_by_event_id: string;
+        trace_parent: string | null;
+      }>(
+        `select q.provider_id, q.swap_id, q.queued_by_event_id, q.trace_parent from reconciliation_queue q
          join swaps s on s.provider_id = q.provider_id and s.swap_id = q.swap_id
          where not exists (select 1 from reconciliations r
                            where r.provider_id = q.provider_id and r.swap_id = q.swap_id
@@ -182,13 +188,12 @@ export class Reconciler {
          order by q.queued_at, q.provider_id, q.swap_id limit $1 for update of q skip locked`,
         [this.options.batchSize ?? 100, this.options.confirmWaitMs ?? 120_000],
       );
-      for (const { provider_id, swap_id, queued_by_event_id } of rows.rows) {
+      for (const { provider_id, swap_id, queued_by_event_id, trace_parent } of rows.rows) {
         const ref = { providerId: provider_id, swapId: swap_id };
         const flight = `${formatSwapRef(ref)}/${queued_by_event_id}`;
         if ((this.inFlight.get(flight) ?? 0) > Date.now()) continue;
         try {
-          const r = await this.check(ref, queued_by_event_id);
-          await this.record(r);
+          await this.judgeQueued(ref, queued_by_event_id, trace_parent);
           this.inFlight.set(flight, Date.now() + 60_000);
           done++;
         } catch (e) {
@@ -207,6 +212,28 @@ export class Reconciler {
     }
     for (const [k, until] of this.inFlight) if (until <= Date.now()) this.inFlight.delete(k);
     return done;
+  }
+
+  /**
+   * Judges a queued swap in a `reconcile` span that is a child of the message that queued it (a consumer
+   * processing one message: the verdict is caused by that request), so the trace runs from the gateway or
+   * webhook through the projector into the verdict; its append carries the same trace on to the fold.
+   */
+  private judgeQueued(ref: SwapRef, basedOnEventId: string, traceParent: string | null): Promise<void> {
+    const parent = contextFromTraceParent(traceParent);
+    return withSpan(
+      'reconcile',
+      {
+        kind: SpanKind.CONSUMER,
+        ...(parent ? { parent } : {}),
+        attributes: { 'swap_ledger.based_on_event_id': basedOnEventId },
+      },
+      async (span) => {
+        const r = await this.check(ref, basedOnEventId);
+        span.setAttribute('swap_ledger.verdict', r.result.verdict);
+        await this.record(r);
+      },
+    );
   }
 
   /**

@@ -22,6 +22,14 @@ describe('swap-ledger CLI', () => {
     expect(io.err).toEqual(['swap-ledger: unknown command "frobnicate"; run "swap-ledger help"']);
   });
 
+  it("refuses up's --ready-timeout unless it is whole seconds, with exit 2 before anything starts", async () => {
+    for (const bad of ['0', '1.5', 'soon']) {
+      const io = capture();
+      expect(await main(['up', '--ready-timeout', bad], io)).toBe(2);
+      expect(io.err.join('\n')).toContain(`--ready-timeout must be whole seconds from 1 (got "${bad}")`);
+    }
+  });
+
   it('reports every missing configuration key with exit 2', async () => {
     const io = capture();
     const saved = { ...process.env };

@@ -40,6 +40,22 @@ describe('loadConfig', () => {
     expect(problems.join('\n')).toMatch(/LOG_LEVEL: must be one of/);
   });
 
+  it("reads the console's worker health endpoints, and refuses a list that is not name=url", () => {
+    expect(loadConfig(valid).CONSOLE_WORKER_HEALTH).toEqual([]);
+    expect(
+      loadConfig({
+        ...valid,
+        CONSOLE_WORKER_HEALTH: 'projector=http://127.0.0.1:9101,poller=http://127.0.0.1:9105',
+      }).CONSOLE_WORKER_HEALTH,
+    ).toEqual([
+      { name: 'projector', url: 'http://127.0.0.1:9101' },
+      { name: 'poller', url: 'http://127.0.0.1:9105' },
+    ]);
+    expect(problemsOf({ ...valid, CONSOLE_WORKER_HEALTH: 'http://127.0.0.1:9101' })).toEqual([
+      expect.stringMatching(/^CONSOLE_WORKER_HEALTH: "http:\/\/127\.0\.0\.1:9101" is not name=http/),
+    ]);
+  });
+
   it('never echoes a secret value in an error', () => {
     const problems = problemsOf({ ...valid, DATABASE_URL: 'mysql://u:hunter2@db/x' });
     expect(problems).toEqual([expect.stringMatching(/^DATABASE_URL: must use postgres: or postgresql:$/)]);

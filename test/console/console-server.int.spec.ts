@@ -3,6 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { ConsoleDb } from '../../src/console/db.ts';
 import { buildConsoleServer } from '../../src/console/server.ts';
+import { WorkerHealthBoard } from '../../src/console/workers.ts';
+import { freePort } from '../../src/demo/provision.ts';
+import { startOpsListener } from '../../src/observability/listener.ts';
+import { MetricsRegistry } from '../../src/observability/metrics.ts';
 import { ensureFinanceViews } from '../../src/ledger/finance-views.ts';
 import { migratePlatform } from '../../src/db/migrate.ts';
 import { createLogger } from '../../src/observability/log.ts';
@@ -91,6 +95,62 @@ describe('console server', () => {
     const books = await app.inject({ method: 'GET', url: '/books?as_of=yesterday', headers: { cookie } });
     expect(books.statusCode).toBe(400);
     expect(books.body).toContain('Times must look like');
+  });
+
+  it("shows each worker's health on the operations page, as its /readyz answers", async () => {
+    const logger = createLogger({ level: 'silent' });
+    const listener = (ok: boolean) =>
+      startOpsListener({
+        host: '127.0.0.1',
+        port: 0,
+        metrics: new MetricsRegistry(),
+        checks: [
+          { name: 'kafka', check: async () => ({ ok, detail: ok ? '1 broker(s)' : 'broker <gone>' }) },
+        ],
+        logger,
+      });
+    const [ready, failing] = [await listener(true), await listener(false)];
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const withWorkers = await buildConsoleServer({
+      db,
+      keyDigests: [key.sha256],
+      logger,
+      workers: new WorkerHealthBoard([
+        { name: 'projector', url: ready.url },
+        { name: 'reconciler', url: failing.url },
+        { name: 'poller', url: closed },
+      ]),
+    });
+    try {
+      const login = await withWorkers.inject({ method: 'GET', url: `/login?key=${key.key}` });
+      const session = String(login.headers['set-cookie']).split(';')[0]!;
+      const page = await withWorkers.inject({
+        method: 'GET',
+        url: '/operations',
+        headers: { cookie: session },
+      });
+      expect(page.statusCode).toBe(200);
+      const shown = [...page.body.matchAll(/data-worker="([^"]+)" data-health="([^"]+)"/g)].map((m) => [
+        m[1],
+        m[2],
+      ]);
+      expect(shown).toEqual([
+        ['projector', 'ready'],
+        ['reconciler', 'not ready'],
+        ['poller', 'unreachable'],
+      ]);
+      expect(page.body).toContain('1 of 3 ready');
+      // The reason /readyz gave, escaped like every value on the page.
+      expect(page.body).toContain('kafka: broker &lt;gone&gt;');
+      expect(page.body).toContain(`${closed}/readyz: ECONNREFUSED`);
+    } finally {
+      await withWorkers.close();
+      await ready.close();
+      await failing.close();
+    }
+    // Without endpoints (a console started by hand) it says how to get them.
+    const plain = await app.inject({ method: 'GET', url: '/operations', headers: { cookie } });
+    expect(plain.body).toContain('no worker health endpoints configured');
   });
 
   it('reads in read-only sessions, finance views under the finance role', async () => {

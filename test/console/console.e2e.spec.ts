@@ -70,6 +70,28 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     if (up) writeFileSync(join(ARTIFACTS, 'up.log'), up.output());
   });
 
+  it("reads each worker's readiness from its own /readyz, on the ports up printed", async () => {
+    const line = (await up.waitFor(/metrics and health \(\/metrics \/healthz \/readyz\): (.+)/))[1]!;
+    const listeners = Object.fromEntries(line.split(', ').map((item) => item.split(' ') as [string, string]));
+    expect(Object.keys(listeners)).toEqual(['projector', 'reconciler', 'webhook', 'gateway', 'poller']);
+    expect(new Set(Object.values(listeners)).size).toBe(5); // a port each
+    await up.waitFor(/all workers ready \(projector, reconciler, webhook, gateway, poller\)/, 60_000);
+    for (const [name, url] of Object.entries(listeners)) {
+      expect(up.output()).toContain(`${name} ready: ${url}/readyz answered 200`);
+      const readyz = await fetch(`${url}/readyz`);
+      expect(readyz.status, name).toBe(200);
+      expect(((await readyz.json()) as { checks: { name: string }[] }).checks.map((c) => c.name)).toEqual(
+        expect.arrayContaining(['kafka', 'schema-registry', 'postgres']),
+      );
+    }
+    // Each URL is that worker's listener, not another's.
+    expect(await (await fetch(`${listeners.projector}/metrics`)).text()).toContain(
+      'swap_ledger_projector_lag_events',
+    );
+    expect(await (await fetch(`${listeners.poller}/metrics`)).text()).toContain('swap_ledger_poller_');
+    expect(up.output()).not.toContain('NOT READY');
+  }, 90_000);
+
   it('asks for the login key, then shows the swaps, a finished one with the figures SQL has', async () => {
     await page.goto(`${consoleUrl}/swaps`);
     expect(page.url()).toMatch(/\/login$/);
@@ -202,6 +224,12 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     const text = (await page.locator('main').textContent())!;
     expect(text).toContain('demo-partner');
     expect(text).toContain('Projector lag per partition');
+    // Every worker's health, read by the console from the /readyz up told it of.
+    for (const worker of ['projector', 'reconciler', 'webhook', 'gateway', 'poller'])
+      expect(await page.locator(`[data-worker="${worker}"]`).getAttribute('data-health'), worker).toBe(
+        'ready',
+      );
+    expect(text).toContain('5 of 5 ready');
     expect(text).not.toMatch(/slk_|[0-9a-f]{64}/);
     // The live part refreshes without a reload.
     await page.locator('#live[data-refreshes]').waitFor({ state: 'attached', timeout: 10_000 });

@@ -1,7 +1,11 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import { tracing } from '@opentelemetry/sdk-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/observability/log.ts';
 import { startTracing, type Tracing } from '../../src/observability/tracing.ts';
+import { replay } from '../../src/ops/replay.ts';
+import { DEFAULT_RECONCILIATION_POLICY, Reconciler } from '../../src/reconciler/index.ts';
+import { testKafka, testStack } from '../support/context.ts';
 import { freshEventLog } from '../support/event-log.ts';
 import {
   ADDRESSES,
@@ -17,7 +21,7 @@ import {
 type Span = tracing.ReadableSpan;
 
 /** The OTel SDK with an in-memory exporter, around the real gateway, Kafka, projector and Postgres. */
-describe('tracing: one trace from the gateway call through Kafka into the projection', () => {
+describe('tracing: one trace from the gateway call through Kafka into the projection and the verdict', () => {
   const exporter = new tracing.InMemorySpanExporter();
   let tracer: Tracing | undefined;
   let p: Platform;
@@ -145,5 +149,110 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
     const append = spans().find((x) => x.spanContext().spanId === parentOf(project))!;
     expect(append.name).toBe('append');
     expect(parentOf(append)).toBe(webhook.spanContext().spanId);
+  });
+
+  it('carries the trace of the request that made a swap final through the queue into the verdict', async () => {
+    // A created swap: its creation trace (gateway -> append -> project) is the first test's.
+    const q = await api(p, 'POST', '/v1/quotes', {
+      providerId: p.providerId,
+      from: 'btc',
+      to: 'eth',
+      amount: '0.1',
+    });
+    const s = await api(
+      p,
+      'POST',
+      '/v1/swaps',
+      {
+        providerId: p.providerId,
+        ...ADDRESSES,
+        nonce: nonce(),
+        tradeMethod: 'fixed',
+        quoteRef: q.body.quoteRef,
+      },
+      { 'idempotency-key': idempotencyKey() },
+    );
+    expect(s.status).toBe(201);
+    const swapId = s.body.swapId as string;
+    await eventually('the swap in the projection', async () => (await swapRow(p.pool, swapId)) ?? undefined);
+    exporter.reset();
+    // Finished by webhook: that request caused the event that queued the swap for reconciliation.
+    p.sim.advance(swapId, 'FINISHED');
+    await p.sim.settled();
+    await eventually('the swap final in the projection', async () =>
+      (await swapRow(p.pool, swapId))?.final ? true : undefined,
+    );
+    const webhook = spans().find(
+      (x) => x.name === 'webhook status' && x.attributes['http.response.status_code'] === 200,
+    )!;
+    expect(webhook).toBeDefined();
+    const traceId = webhook.spanContext().traceId;
+    const queued = await p.pool.query<{ trace_parent: string | null }>(
+      'select trace_parent from reconciliation_queue where provider_id = $1 and swap_id = $2',
+      [p.providerId, swapId],
+    );
+    // The queue row keeps the W3C traceparent of the message that queued it: the webhook's append.
+    const finalAppend = spans().find(
+      (x) =>
+        x.name === 'append' &&
+        x.spanContext().traceId === traceId &&
+        parentOf(x) === webhook.spanContext().spanId,
+    )!;
+    expect(queued.rows[0]?.trace_parent).toBe(
+      `00-${traceId}-${finalAppend.spanContext().spanId}-${finalAppend.spanContext().traceFlags.toString(16).padStart(2, '0')}`,
+    );
+
+    // Replay keeps it too (the same headers, read again), so a promoted schema's queue still joins the trace.
+    const rebuilt = await replay({
+      databaseUrl: testStack().databaseUrl,
+      kafka: testKafka('trace-replay'),
+      codec: log.codec,
+      topic: log.topic,
+      liveSchema: p.schema,
+      logger: createLogger({ level: 'fatal', name: 'trace-replay' }),
+    });
+    const replayed = await p.pool.query<{ trace_parent: string | null }>(
+      `select trace_parent from ${rebuilt.schema}.reconciliation_queue where provider_id = $1 and swap_id = $2`,
+      [p.providerId, swapId],
+    );
+    expect(replayed.rows[0]?.trace_parent).toBe(queued.rows[0]?.trace_parent);
+
+    const reconciler = new Reconciler({
+      projection: p.pool,
+      platform: p.pool,
+      appender: log.appender,
+      policy: DEFAULT_RECONCILIATION_POLICY,
+      logger: createLogger({ level: 'fatal', name: 'trace-reconciler' }),
+      confirmWaitMs: 0,
+    });
+    expect(await reconciler.drainQueue()).toBeGreaterThanOrEqual(1); // the earlier tests' swaps may be queued too
+    const inTrace = () => spans().filter((x) => x.spanContext().traceId === traceId);
+    const reconcile = inTrace().find((x) => x.name === 'reconcile')!;
+    expect(
+      reconcile,
+      inTrace()
+        .map((x) => x.name)
+        .join(', '),
+    ).toBeDefined();
+    // A consumer's span for the message that queued the swap: the child of its append.
+    expect(parentOf(reconcile)).toBe(finalAppend.spanContext().spanId);
+    expect(reconcile.attributes['swap_ledger.verdict']).toMatch(
+      /^(MATCHED|WITHIN_TOLERANCE|UNVERIFIABLE|MISMATCH)$/,
+    );
+    // The verdict goes on in the same trace: appended under the reconcile span, then folded.
+    const verdictAppend = inTrace().find(
+      (x) =>
+        x.name === 'append' && String(x.attributes['swap_ledger.event_types']).includes('SwapReconciled'),
+    )!;
+    expect(parentOf(verdictAppend)).toBe(reconcile.spanContext().spanId);
+    const verdictProject = await eventually('the verdict folded in the trace', async () =>
+      inTrace().find(
+        (x) => x.name === 'project' && x.attributes['swap_ledger.event_type'] === 'SwapReconciled',
+      ),
+    );
+    expect(parentOf(verdictProject)).toBe(verdictAppend.spanContext().spanId);
+    // The verdict emptied the queue row the trace came from.
+    const left = await p.pool.query('select 1 from reconciliation_queue where swap_id = $1', [swapId]);
+    expect(left.rowCount).toBe(0);
   });
 });

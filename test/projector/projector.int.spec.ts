@@ -90,6 +90,24 @@ describe('projector (real Kafka, registry and Postgres)', () => {
     }
   });
 
+  it("leaves the queue's trace context out of the checksum: state is the same whatever the headers", async () => {
+    const client = await reference.pool.connect();
+    try {
+      await client.query('begin');
+      const stamped = await client.query(
+        `update reconciliation_queue set trace_parent = '00-' || md5(swap_id) || '-' || left(md5(provider_id), 16) || '-01'`,
+      );
+      expect(stamped.rowCount).toBeGreaterThan(0); // the scenario's final swaps await a verdict
+      expect((await stateChecksum(client, reference.schema)).checksum).toBe(reference.checksum);
+      // Every other column of the queue still counts.
+      await client.query(`update reconciliation_queue set reason = reason || '!'`);
+      expect((await stateChecksum(client, reference.schema)).checksum).not.toBe(reference.checksum);
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
+  });
+
   for (const crashAt of ['mid-batch', 'before-commit'] as const) {
     it(`SIGKILL ${crashAt}, then a restart: the same state as a clean run`, async () => {
       const { schema, pool } = await projection(`crash_${crashAt.replace('-', '_')}`);

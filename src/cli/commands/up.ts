@@ -7,12 +7,12 @@ import { ProvidersFileError } from '../../providers/file.ts';
 
 export const upCommand: Command = {
   words: ['up'],
-  usage: 'up [--no-demo] [--finance-schema <name>] [--demo-dir <dir>]',
+  usage: 'up [--no-demo] [--finance-schema <name>] [--demo-dir <dir>] [--ready-timeout <seconds>]',
   summary:
     'migrate, create the topics and run every worker (projector, reconciler, webhook, gateway, poller, console) supervised, until Ctrl-C; without PROVIDERS_FILE also a demo partner and swaps',
   async run(args, io) {
     const { values, flags, positionals } = parseOptions(args, {
-      values: ['finance-schema', 'demo-dir'],
+      values: ['finance-schema', 'demo-dir', 'ready-timeout'],
       flags: ['no-demo'],
     });
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -22,6 +22,9 @@ export const upCommand: Command = {
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
+    const readyTimeout = values['ready-timeout'] ?? '60';
+    if (!/^\d{1,4}$/.test(readyTimeout) || Number(readyTimeout) < 1)
+      throw new UsageError(`--ready-timeout must be whole seconds from 1 (got "${readyTimeout}")`);
     const config = loadConfig(process.env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
     const write = (line: string) => process.stdout.write(line + '\n');
     let up;
@@ -31,6 +34,7 @@ export const upCommand: Command = {
         financeSchema,
         demoDir: values['demo-dir'] ?? '.stack/demo',
         write,
+        readyTimeoutMs: Number(readyTimeout) * 1000,
       });
     } catch (e) {
       if (!(e instanceof ProvidersFileError)) throw e;

@@ -1,6 +1,7 @@
 import type { ConsoleDb } from '../db.ts';
 import { projectionLag, type PartitionLag } from '../../projector/lag.ts';
 import { badge, html, table, time, type Html } from '../html.ts';
+import { workersSection, type WorkerHealthBoard } from '../workers.ts';
 
 /** How long a swap request may wait for its creation (or failure) before it counts as stuck. */
 export const STUCK_AFTER = '2 minutes';
@@ -15,42 +16,44 @@ async function lagOf(db: ConsoleDb): Promise<PartitionLag[] | string> {
   }
 }
 
-export async function operationsLive(db: ConsoleDb): Promise<Html> {
-  const [lag, deadLetters, outbox, stuck, providers, apiKeys, payloadKeys, queue] = await Promise.all([
-    lagOf(db),
-    db.query<Record<string, string>>(
-      `select dead_letter_id, topic, partition, "offset"::text as "offset", aggregate_key, reason, failed_at, status
+export async function operationsLive(db: ConsoleDb, workers?: WorkerHealthBoard): Promise<Html> {
+  const [workerHealth, lag, deadLetters, outbox, stuck, providers, apiKeys, payloadKeys, queue] =
+    await Promise.all([
+      workersSection(workers),
+      lagOf(db),
+      db.query<Record<string, string>>(
+        `select dead_letter_id, topic, partition, "offset"::text as "offset", aggregate_key, reason, failed_at, status
        from dead_letters where status = 'open' order by failed_at limit 100`,
-    ),
-    db.query<{ topic: string; pending: string; oldest: string | null }>(
-      `select topic, count(*)::text as pending, min(created_at) as oldest from platform.outbox
+      ),
+      db.query<{ topic: string; pending: string; oldest: string | null }>(
+        `select topic, count(*)::text as pending, min(created_at) as oldest from platform.outbox
        where published_at is null group by topic order by topic`,
-    ),
-    db.query<Record<string, string>>(
-      `select request_id, provider_id, trade_method, currency_from, currency_to, outcome, requested_at
+      ),
+      db.query<Record<string, string>>(
+        `select request_id, provider_id, trade_method, currency_from, currency_to, outcome, requested_at
        from swap_requests
        where outcome in ('requested', 'unknown') and requested_at < now() - $1::interval
        order by requested_at limit 100`,
-      [STUCK_AFTER],
-    ),
-    db.query<Record<string, string>>(
-      `select id, display_name, enabled, base_url, managed_by, poll_interval_seconds, updated_at from platform.providers order by id`,
-    ),
-    // Key ids and ages only: a digest or a credential is never shown.
-    db.query<Record<string, string>>(
-      `select provider_id, key_id, created_at, revoked_at,
+        [STUCK_AFTER],
+      ),
+      db.query<Record<string, string>>(
+        `select id, display_name, enabled, base_url, managed_by, poll_interval_seconds, updated_at from platform.providers order by id`,
+      ),
+      // Key ids and ages only: a digest or a credential is never shown.
+      db.query<Record<string, string>>(
+        `select provider_id, key_id, created_at, revoked_at,
          justify_interval(date_trunc('minute', now() - created_at))::text as age
        from platform.provider_api_keys order by provider_id, created_at`,
-    ),
-    db.query<Record<string, string>>(
-      `select provider_id, key_id, curve, valid_from, valid_to,
+      ),
+      db.query<Record<string, string>>(
+        `select provider_id, key_id, curve, valid_from, valid_to,
          justify_interval(date_trunc('day', now() - valid_from))::text as age
        from platform.provider_payload_keys order by provider_id, valid_from`,
-    ),
-    db.query<{ n: string; oldest: string | null }>(
-      'select count(*)::text as n, min(queued_at) as oldest from reconciliation_queue',
-    ),
-  ]);
+      ),
+      db.query<{ n: string; oldest: string | null }>(
+        'select count(*)::text as n, min(queued_at) as oldest from reconciliation_queue',
+      ),
+    ]);
   const totalLag = typeof lag === 'string' ? undefined : lag.reduce((a, p) => a + p.lag, 0n);
   const pendingOutbox = outbox.reduce((a, o) => a + BigInt(o.pending), 0n);
   return html`<div class="cards">
@@ -80,6 +83,7 @@ export async function operationsLive(db: ConsoleDb): Promise<Html> {
       ${db.usesFinanceRole ? 'under the read-only role swap_ledger_finance' : "with the console's own login (it may not take the finance role)"};
       every session is read-only.
     </p>
+    ${workerHealth}
     <h2>Projector lag per partition <span class="muted">(${db.kafka?.topic ?? ''})</span></h2>
     ${
       typeof lag === 'string'

@@ -196,6 +196,11 @@ export const reconciliationQueue = pgTable(
     queuedByEventId: uuid('queued_by_event_id').notNull(),
     queuedAt: ts('queued_at').notNull(),
     reason: text('reason').notNull(),
+    /**
+     * The W3C traceparent of the Kafka message that queued it, so the reconciler's span joins that
+     * request's trace; null when untraced. Not state: left out of the state checksum.
+     */
+    traceParent: text('trace_parent'),
   },
   (t) => [primaryKey({ columns: [t.providerId, t.swapId], name: 'reconciliation_queue_pkey' })],
 );

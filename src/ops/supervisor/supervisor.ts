@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_RESTART_POLICY, RestartTracker, type RestartPolicy } from './backoff.ts';
 import { formatWorkerLine } from './log-line.ts';
+import { readWorkerHealth } from '../worker-health.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/swap-ledger-worker.mjs', import.meta.url));
 
@@ -11,6 +12,8 @@ export interface WorkerSpec {
   readonly name: string;
   readonly args: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  /** Its metrics listener (http://host:port): the worker is ready when GET /readyz answers 200. */
+  readonly readyUrl?: string;
 }
 
 export interface SupervisorOptions {
@@ -20,6 +23,10 @@ export interface SupervisorOptions {
   /** How long a worker has to stop after SIGTERM before SIGKILL. */
   readonly stopTimeoutMs?: number;
   readonly env?: NodeJS.ProcessEnv;
+  /** A worker whose /readyz has not answered 200 this long after its start is reported NOT READY. */
+  readonly readyTimeoutMs?: number;
+  /** Between two reads of a starting worker's /readyz. */
+  readonly readyPollMs?: number;
 }
 
 interface Running {
@@ -29,6 +36,8 @@ interface Running {
   exited: Promise<void>;
   readonly tracker: RestartTracker;
   restartTimer: NodeJS.Timeout | undefined;
+  /** Whether its current process's /readyz answered 200 (workers without a readyUrl: never asked). */
+  ready: boolean;
 }
 
 /**
@@ -59,6 +68,7 @@ export class Supervisor {
         exited: Promise.resolve(),
         tracker: new RestartTracker(options.policy ?? DEFAULT_RESTART_POLICY),
         restartTimer: undefined,
+        ready: false,
       });
   }
 
@@ -69,6 +79,13 @@ export class Supervisor {
 
   start(): void {
     for (const w of this.workers.values()) this.spawn(w);
+  }
+
+  /** Workers with a readyUrl, by name: whether their current process has answered /readyz with 200. */
+  readiness(): Record<string, boolean> {
+    return Object.fromEntries(
+      [...this.workers].filter(([, w]) => w.spec.readyUrl).map(([name, w]) => [name, w.ready]),
+    );
   }
 
   /** Pids of the running workers, by name. */
@@ -89,6 +106,8 @@ export class Supervisor {
         this.write(formatWorkerLine(w.spec.name, line, this.width)),
       );
     this.say(`started ${w.spec.name} (pid ${child.pid})`);
+    w.ready = false;
+    void this.watchReadiness(w, child);
     w.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         w.child = undefined;
@@ -97,6 +116,39 @@ export class Supervisor {
       });
       child.once('error', (e) => this.say(`${w.spec.name} could not start: ${e.message}`));
     });
+  }
+
+  /**
+   * Reads a started worker's /readyz until it answers 200, and says so; one that is not ready in
+   * readyTimeoutMs is said loudly with the reason /readyz gives (and watched on: it may yet come up).
+   * Ends when the process exits or everything stops.
+   */
+  private async watchReadiness(w: Running, child: ChildProcess): Promise<void> {
+    const url = w.spec.readyUrl;
+    if (!url) return;
+    const started = Date.now();
+    const timeout = this.options.readyTimeoutMs ?? 60_000;
+    const live = () => !this.stopping && w.child === child;
+    let warned = false;
+    while (live()) {
+      const health = await readWorkerHealth(url, 2000);
+      if (!live()) return;
+      const waited = Date.now() - started;
+      if (health.state === 'ready') {
+        w.ready = true;
+        this.say(`${w.spec.name} ready: ${url}/readyz answered 200 after ${waited} ms`);
+        const all = this.readiness();
+        if (Object.values(all).every(Boolean)) this.say(`all workers ready (${Object.keys(all).join(', ')})`);
+        return;
+      }
+      if (!warned && waited >= timeout) {
+        warned = true;
+        this.say(
+          `!!! ${w.spec.name} NOT READY after ${Math.round(waited / 1000)} s (${health.state}): ${health.reason}; still waiting on ${url}/readyz`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, this.options.readyPollMs ?? 500).unref());
+    }
   }
 
   private onExit(w: Running, code: number | null, signal: NodeJS.Signals | null): void {

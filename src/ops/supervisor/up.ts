@@ -6,6 +6,7 @@ import { createKafka, createTopics } from '../../events/index.ts';
 import { migrateFinanceViews } from '../../ledger/finance-views.ts';
 import { freePort, provisionDemo } from '../../demo/provision.ts';
 import { generateApiKey } from '../../providers/api-keys.ts';
+import { formatWorkerEndpoints } from '../worker-health.ts';
 import { Supervisor, type WorkerSpec } from './supervisor.ts';
 
 export interface UpOptions {
@@ -13,6 +14,8 @@ export interface UpOptions {
   readonly financeSchema: string;
   readonly demoDir: string;
   readonly write: (line: string) => void;
+  /** How long a worker may take to answer /readyz with 200 before `up` reports it NOT READY. */
+  readonly readyTimeoutMs?: number;
 }
 
 export interface Up {
@@ -21,6 +24,33 @@ export interface Up {
 }
 
 const hostOf = (h: string) => (h.includes(':') ? `[${h}]` : h);
+
+/** The workers that open a metrics listener, in the order a configured METRICS_PORT numbers them. */
+const WITH_METRICS = [
+  { name: 'projector', args: ['projector', 'run'] },
+  { name: 'reconciler', args: ['reconciler', 'run'] },
+  { name: 'webhook', args: ['webhook', 'serve'] },
+  { name: 'gateway', args: ['gateway', 'serve'] },
+  { name: 'poller', args: ['poller', 'run'] },
+] as const;
+
+/**
+ * Each worker's own metrics port (one shared METRICS_PORT would collide): METRICS_PORT + 0..4 in the
+ * order above when it is set, so scrape targets stay put; free ports otherwise.
+ */
+async function metricsListeners(config: Config, withGateway: boolean) {
+  // A wildcard listener is read back on loopback.
+  const host = ['0.0.0.0', '::'].includes(config.METRICS_HOST) ? '127.0.0.1' : config.METRICS_HOST;
+  const out: { name: string; args: string[]; port: number; url: string }[] = [];
+  for (const [i, w] of WITH_METRICS.entries()) {
+    if (w.name === 'gateway' && !withGateway) continue;
+    const port = config.METRICS_PORT ? config.METRICS_PORT + i : await freePort(config.METRICS_HOST);
+    if (port > 65_535)
+      throw new Error(`METRICS_PORT ${config.METRICS_PORT} + ${i} for ${w.name} is past 65535`);
+    out.push({ name: w.name, args: [...w.args], port, url: `http://${hostOf(host)}:${port}` });
+  }
+  return out;
+}
 
 /**
  * Everything `swap-ledger up` does before supervising: migrations, topics, the demo partner when asked,
@@ -89,17 +119,30 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
     }
   }
   if (walletDigests.length === 0) say('gateway not started: GATEWAY_API_KEY_DIGESTS lists no wallet key');
+  const listening = await metricsListeners(config, walletDigests.length > 0);
+  say(
+    `metrics and health (/metrics /healthz /readyz): ${listening.map((l) => `${l.name} ${l.url}`).join(', ')}`,
+  );
   const workers: WorkerSpec[] = [
-    { name: 'projector', args: ['projector', 'run'] },
-    { name: 'reconciler', args: ['reconciler', 'run'] },
-    { name: 'webhook', args: ['webhook', 'serve'] },
-    ...(walletDigests.length > 0 ? [{ name: 'gateway', args: ['gateway', 'serve'] }] : []),
-    { name: 'poller', args: ['poller', 'run'] },
-    { name: 'console', args: ['console', 'serve', '--finance-schema', options.financeSchema] },
+    ...listening.map((l) => ({
+      name: l.name,
+      args: l.args,
+      env: { METRICS_PORT: String(l.port) },
+      readyUrl: l.url,
+    })),
+    {
+      name: 'console',
+      args: ['console', 'serve', '--finance-schema', options.financeSchema],
+      env: { CONSOLE_WORKER_HEALTH: formatWorkerEndpoints(listening) },
+    },
     ...(demoWorker ? [demoWorker] : []),
   ];
 
-  const supervisor = new Supervisor(workers, { write: options.write, env: { ...process.env, ...env } });
+  const supervisor = new Supervisor(workers, {
+    write: options.write,
+    env: { ...process.env, ...env },
+    ...(options.readyTimeoutMs !== undefined ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
+  });
   const consoleUrl = `http://${hostOf(config.CONSOLE_HOST)}:${ports.console}`;
   supervisor.start();
   say(`console: ${consoleUrl}/` + (consoleKey ? ` (login: ${consoleUrl}/login?key=${consoleKey})` : ''));

@@ -1,0 +1,1 @@
+ALTER TABLE "reconciliation_queue" ADD COLUMN "trace_parent" text;
