@@ -126,5 +126,6 @@ function inadmissibleNow(event: SwapEvent): string | undefined {
 export function storablePayload(payload: unknown): unknown {
   if (typeof payload === 'string')
     return payload.includes('\u0000') ? payload.replaceAll('\u0000', '\ufffd') : payload;
-  return JSON.parse(JSON.stringify(payload).replaceAll('\\u0000', '\\ufffd'));
+  const json = JSON.stringify(payload);
+  return json.includes('\\u0000') ? JSON.parse(json.replaceAll('\\u0000', '\\ufffd')) : payload;
 }
