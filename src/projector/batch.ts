@@ -394,20 +394,22 @@ export async function projectBatch(
   }
 }
 
-/** The partition's stored position, creating it at 0 the first time. */
+/** The partition's stored position, creating it at 0 the first time (one round trip: read once per fetch). */
 export async function readCheckpoint(
   client: pg.ClientBase,
   topic: string,
   partition: number,
 ): Promise<bigint> {
-  await client.query(
-    'insert into projector_checkpoints (topic, partition, next_offset) values ($1, $2, 0) on conflict do nothing',
-    [topic, partition],
-  );
-  const r = await client.query<{ next_offset: string }>(
-    'select next_offset from projector_checkpoints where topic = $1 and partition = $2',
-    [topic, partition],
-  );
+  // A CTE's insert is not visible to its sibling select: exactly one of the two returns the row.
+  const r = await client.query<{ next_offset: string }>({
+    name: 'projector_read_checkpoint',
+    text: `with created as (
+             insert into projector_checkpoints (topic, partition, next_offset) values ($1, $2, 0)
+             on conflict do nothing returning next_offset)
+           select next_offset from created
+           union all select next_offset from projector_checkpoints where topic = $1 and partition = $2`,
+    values: [topic, partition],
+  });
   return BigInt(r.rows[0]!.next_offset);
 }
 

@@ -120,7 +120,11 @@ export class Projector {
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
-      autoCommit: false,
+      // Postgres holds the position; Kafka's committed offset is only where to fetch after a restart, so
+      // kafkajs commits the resolved offsets on its own, once a second, not a round trip per batch. A
+      // rebuild's throwaway group commits nothing.
+      autoCommit: !this.rebuilding,
+      autoCommitInterval: 1000,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
       eachBatch: this.rebuilding
@@ -292,8 +296,6 @@ export class Projector {
         }
         next = result.nextOffset;
         resolveOffset(chunk.at(-1)!.offset);
-        if (!this.rebuilding)
-          await this.consumer!.commitOffsets([{ topic, partition, offset: next.toString() }]);
         await heartbeat();
         const seconds = (performance.now() - started) / 1000;
         this.options.onBatch?.({
