@@ -59,24 +59,26 @@ function toParam(value: unknown, json: boolean): unknown {
   return value;
 }
 
-/** CSV needs quotes for these; a backslash too, so no value can read as the end-of-data marker `\.`. */
-const NEEDS_QUOTING = /[",\n\r\\]/;
+/** COPY's text format escapes only these (JSON, quotes and commas pass as they are). */
+const NEEDS_ESCAPE = /[\\\t\n\r]/;
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
-/** One CSV field: NULL is the empty unquoted field; a text is quoted only when it must be (or is empty). */
-function csvField(value: unknown, json: boolean): string {
-  if (value === null || value === undefined) return '';
+/** One field of COPY's text format: NULL is `\N`; a text is escaped only when it holds one of the four. */
+function copyField(value: unknown, json: boolean): string {
+  if (value === null || value === undefined) return '\\N';
   let text: string;
   if (json) text = JSON.stringify(value);
   else if (typeof value === 'string') text = value;
   else if (value instanceof Date) return value.toISOString();
-  else return String(value); // numbers, bigints, booleans: never quoted
-  if (text === '') return '""'; // an empty text, not NULL
-  return NEEDS_QUOTING.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  else return String(value); // numbers, bigints, booleans: nothing to escape
+  return NEEDS_ESCAPE.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]!) : text;
 }
 
 /**
- * Inserts rows with COPY (CSV): the fastest way into Postgres, for tables that are only ever appended
- * to (the journal). A conflict fails the statement, like an insert without ON CONFLICT.
+ * Inserts rows with COPY: the fastest way into Postgres, for tables that are only ever appended to (the
+ * journal). The text format, not CSV: a JSON payload is full of quotes that CSV would double and Postgres
+ * undo, where text escapes only backslashes and line breaks. A conflict fails the statement, like an
+ * insert without ON CONFLICT.
  */
 export async function copyRows<T extends object>(
   client: pg.ClientBase,
@@ -89,8 +91,8 @@ export async function copyRows<T extends object>(
     let chunk = '';
     for (const r of rows) {
       const row = r as Record<string, unknown>;
-      let line = csvField(row[cols[0]!.key], cols[0]!.json);
-      for (let i = 1; i < cols.length; i++) line += ',' + csvField(row[cols[i]!.key], cols[i]!.json);
+      let line = copyField(row[cols[0]!.key], cols[0]!.json);
+      for (let i = 1; i < cols.length; i++) line += '\t' + copyField(row[cols[i]!.key], cols[i]!.json);
       chunk += line + '\n';
       if (chunk.length > 64 * 1024) {
         yield chunk;
@@ -101,7 +103,7 @@ export async function copyRows<T extends object>(
   };
   const stream = client.query(
     copyStreams.from(
-      `copy ${quote(getTableName(table))} (${cols.map((c) => quote(c.name)).join(', ')}) from stdin with (format csv)`,
+      `copy ${quote(getTableName(table))} (${cols.map((c) => quote(c.name)).join(', ')}) from stdin`,
     ),
   );
   await pipeline(Readable.from(lines()), stream);

@@ -5,8 +5,8 @@ import { copyRows, readRows } from '../../src/db/bulk.ts';
 import { freshProjection } from '../support/context.ts';
 
 /**
- * COPY renders CSV by hand on the projector's hot path (quoting only the fields that need it): every text
- * that CSV could misread must come back exactly, an empty text apart from NULL.
+ * COPY's text format is rendered by hand on the projector's hot path (escaping only the fields that need
+ * it): every text that COPY could misread must come back exactly, an empty text apart from NULL.
  */
 describe('copyRows round trip (real Postgres)', () => {
   let projection: { schema: string; pool: pg.Pool };
@@ -31,6 +31,10 @@ describe('copyRows round trip (real Postgres)', () => {
     '\\N',
     'ünïcödé ✓',
     '"',
+    'tab\there',
+    '\\t literally',
+    '{"json": "like", "a": [1, 2]}',
+    '\u0001 control',
   ];
 
   it('brings every awkward text back exactly, and NULL as NULL', async () => {
@@ -63,6 +67,37 @@ describe('copyRows round trip (real Postgres)', () => {
         expect(b.reportedValue, JSON.stringify(r.reportedValue)).toBe(r.reportedValue);
         expect(new Date(b.occurredAt).toISOString()).toBe(at.toISOString());
       }
+    } finally {
+      client.release();
+    }
+  });
+
+  it('brings a JSON payload holding every awkward text back as the same value', async () => {
+    const payload = { texts: awkward, nested: { quote: '"', backslash: '\\', newline: '\n' }, n: null };
+    const row = {
+      eventId: '01a2087c-759d-720f-a839-05c35a8c7a0f',
+      topic: 't',
+      partition: 0,
+      offset: 1n,
+      eventType: 'StatusReported',
+      swapId: 's-json',
+      aggregateKey: 'swap:partner-a:s-json',
+      providerId: 'partner-a',
+      source: 'webhook',
+      occurredAt: new Date('2026-11-23T12:00:00Z'),
+      recordedAt: new Date('2026-11-23T12:00:00Z'),
+      outcome: 'noop',
+      reason: 'a\treason\nover lines',
+      changes: null,
+      payload,
+    };
+    const client = await projection.pool.connect();
+    try {
+      await copyRows(client, tables.eventJournal, [row]);
+      const [back] = await readRows<typeof row>(client, tables.eventJournal, 'eventId', [row.eventId]);
+      expect(back!.payload).toEqual(payload);
+      expect(back!.reason).toBe(row.reason);
+      expect(back!.changes).toBeNull();
     } finally {
       client.release();
     }
