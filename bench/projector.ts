@@ -9,6 +9,7 @@ import { getTableColumns, getTableName } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { createPool, projection } from '../src/db/client.ts';
+import { copyField } from '../src/db/bulk.ts';
 import { migrateProjection } from '../src/db/migrate.ts';
 import { projectBatch, readCheckpoint, type BatchItem } from '../src/projector/batch.ts';
 import type { SwapEvent } from '../src/events/types.ts';
@@ -53,12 +54,6 @@ export async function foldAll(pool: pg.Pool, events: readonly SwapEvent[], size:
   return seconds(started);
 }
 
-function csvValue(v: unknown, json: boolean): string {
-  if (v === null || v === undefined) return '';
-  const text = json ? JSON.stringify(v) : v instanceof Date ? v.toISOString() : String(v);
-  return `"${text.replaceAll('"', '""')}"`;
-}
-
 /**
  * Loads the rows `source` holds into `target` with one COPY per table in one transaction: the same rows,
  * written the fastest way Postgres has, with the same indexes and triggers. Rows are rendered beforehand,
@@ -77,7 +72,7 @@ export async function copyCeiling(
     dumps.set(
       table,
       (r.rows as Record<string, unknown>[]).map(
-        (row) => cols.map((c) => csvValue(row[c.name], c.getSQLType() === 'jsonb')).join(',') + '\n',
+        (row) => cols.map((c) => copyField(row[c.name], c.getSQLType() === 'jsonb')).join('\t') + '\n',
       ),
     );
   }
@@ -89,7 +84,7 @@ export async function copyCeiling(
       if (lines.length === 0) continue;
       const cols = Object.values(getTableColumns(table)).map((c) => `"${c.name}"`);
       const stream = client.query(
-        copyStreams.from(`copy ${getTableName(table)} (${cols.join(', ')}) from stdin with (format csv)`),
+        copyStreams.from(`copy ${getTableName(table)} (${cols.join(', ')}) from stdin`),
       );
       await pipeline(Readable.from(lines), stream);
     }

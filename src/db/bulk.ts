@@ -64,7 +64,7 @@ const NEEDS_ESCAPE = /[\\\t\n\r]/;
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /** One field of COPY's text format: NULL is `\N`; a text is escaped only when it holds one of the four. */
-function copyField(value: unknown, json: boolean): string {
+export function copyField(value: unknown, json: boolean): string {
   if (value === null || value === undefined) return '\\N';
   let text: string;
   if (json) text = JSON.stringify(value);
