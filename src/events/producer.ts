@@ -1,7 +1,13 @@
 import { Partitioners, type ICustomPartitioner, type Kafka, type Producer } from 'kafkajs';
 import { partitionKeyOf } from './keys.ts';
 import type { Logger } from '../observability/log.ts';
-import { SpanKind, traceHeaders, withSpan } from '../observability/tracing.ts';
+import {
+  headersForKept,
+  SpanKind,
+  traceHeaders,
+  withSpan,
+  type KeptTraceContext,
+} from '../observability/tracing.ts';
 import type { EventCodec } from './codec.ts';
 import type { SwapEvent } from './types.ts';
 
@@ -94,8 +100,10 @@ export class EventAppender {
   /**
    * Appends events in order, in one produce request: all acknowledged, or an error for all. Traced as one
    * `append` span whose context the messages carry in their headers (the projector's spans join it).
+   * `kept[i]`: the trace context events[i] was written under earlier (the outbox), carried instead when
+   * it is another trace than the append's (see headersForKept).
    */
-  async appendAll(events: SwapEvent[]): Promise<void> {
+  async appendAll(events: SwapEvent[], kept?: readonly (KeptTraceContext | undefined)[]): Promise<void> {
     if (events.length === 0) return;
     await withSpan(
       'append',
@@ -108,17 +116,24 @@ export class EventAppender {
           'swap_ledger.event_types': [...new Set(events.map((e) => e.eventType))].join(','),
         },
       },
-      () => this.encodeAndSend(events),
+      () => this.encodeAndSend(events, kept),
     );
   }
 
-  private async encodeAndSend(events: SwapEvent[]): Promise<void> {
+  private async encodeAndSend(
+    events: SwapEvent[],
+    kept: readonly (KeptTraceContext | undefined)[] | undefined,
+  ): Promise<void> {
     const trace = traceHeaders();
     const messages = await Promise.all(
-      events.map(async (event) => ({
+      events.map(async (event, i) => ({
         key: event.aggregateKey,
         value: await this.options.codec.encode(event),
-        headers: { 'event-id': event.eventId, 'event-type': event.eventType, ...trace },
+        headers: {
+          'event-id': event.eventId,
+          'event-type': event.eventType,
+          ...headersForKept(kept?.[i], trace),
+        },
       })),
     );
     await new Promise<void>((resolve, reject) => {

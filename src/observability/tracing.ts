@@ -122,6 +122,37 @@ export function traceParentOf(headers: Record<string, unknown> | undefined): str
   return text !== undefined && TRACEPARENT.test(text) ? text : null;
 }
 
+/** A trace context kept with something written now and sent later (an outbox row). */
+export interface KeptTraceContext {
+  readonly traceParent: string | null;
+  readonly traceState: string | null;
+}
+
+/** The active trace context, to keep; nulls when not tracing (or a malformed traceparent). */
+export function keepTraceContext(): KeptTraceContext {
+  const headers = traceHeaders();
+  const traceParent = traceParentOf(headers);
+  return { traceParent, traceState: (traceParent && headers.tracestate) || null };
+}
+
+/**
+ * The message headers for an event sent now that was written earlier under `kept`: the kept context, so
+ * its consumers join the trace of the request that wrote it; but `current` (the append's) when there is
+ * none, or when the append runs in that same trace (a request sending its own event: the append is the
+ * nearer parent).
+ */
+export function headersForKept(
+  kept: KeptTraceContext | undefined,
+  current: Record<string, string>,
+): Record<string, string> {
+  if (!kept?.traceParent || !TRACEPARENT.test(kept.traceParent)) return current;
+  const traceId = (traceParent: string | undefined) => traceParent?.split('-')[1];
+  if (traceId(current.traceparent) === traceId(kept.traceParent)) return current;
+  return kept.traceState
+    ? { traceparent: kept.traceParent, tracestate: kept.traceState }
+    : { traceparent: kept.traceParent };
+}
+
 /** The trace context a stored traceparent names; undefined when there is none. */
 export function contextFromTraceParent(traceParent: string | null | undefined): Context | undefined {
   return traceParent ? contextFromHeaders({ traceparent: traceParent }) : undefined;

@@ -5,9 +5,18 @@ import type { Logger } from '../observability/log.ts';
 import type { Counter, MetricsRegistry } from '../observability/metrics.ts';
 import { mustQueue, publishableSeqs, type LockedRow } from './order.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { insertOutbox, keysWithPendingRows, markPublished, pendingSeqsByKey } from './store.ts';
+import type { KeptTraceContext } from '../observability/tracing.ts';
+import { insertOutbox, keptTraceOf, keysWithPendingRows, markPublished, pendingSeqsByKey } from './store.ts';
 
 type Appender = Pick<EventAppender, 'appendAll'>;
+
+/** What a relay or a key flush reads of an outbox row to publish it. */
+interface OutboxRow {
+  seq_text: string;
+  event: SwapEvent;
+  trace_parent: string | null;
+  trace_state: string | null;
+}
 
 export interface OutboxMetrics {
   /** Events written by the publisher, by where they went: kafka | outbox. */
@@ -227,17 +236,20 @@ export class OutboxRelay {
     const { pool, appender } = this.options;
     const round = await inTransaction(pool, async (client) => {
       // (Not `seq::text`: that output column would be what ORDER BY seq sorts, as text: '10' < '9'.)
-      const locked = await client.query<{ seq_text: string; aggregate_key: string; event: SwapEvent }>(
-        `select seq::text as seq_text, aggregate_key, event from platform.outbox where published_at is null and topic = $2
-         order by seq limit $1 for update skip locked`,
+      const locked = await client.query<OutboxRow & { aggregate_key: string }>(
+        `select seq::text as seq_text, aggregate_key, event, trace_parent, trace_state from platform.outbox
+         where published_at is null and topic = $2 order by seq limit $1 for update skip locked`,
         [this.options.batchSize ?? 500, this.options.topic],
       );
       if (locked.rows.length === 0) return { published: 0, held: 0 };
-      const rows: (LockedRow & { event: SwapEvent })[] = locked.rows.map((r) => ({
-        seq: BigInt(r.seq_text),
-        key: r.aggregate_key,
-        event: r.event,
-      }));
+      const rows: (LockedRow & { event: SwapEvent; trace: KeptTraceContext | undefined })[] = locked.rows.map(
+        (r) => ({
+          seq: BigInt(r.seq_text),
+          key: r.aggregate_key,
+          event: r.event,
+          trace: keptTraceOf(r),
+        }),
+      );
       const pending = await pendingSeqsByKey(
         client,
         this.options.topic,
@@ -246,7 +258,10 @@ export class OutboxRelay {
       const allowed = new Set(publishableSeqs(rows, pending));
       const publish = rows.filter((r) => allowed.has(r.seq));
       if (publish.length > 0) {
-        await appender.appendAll(publish.map((r) => r.event));
+        await appender.appendAll(
+          publish.map((r) => r.event),
+          publish.map((r) => r.trace),
+        );
         await markPublished(
           client,
           publish.map((r) => r.seq),
@@ -324,13 +339,16 @@ export function outboxKeyFlusher(options: {
     if (!(await pending(key))) return;
     const published = await inTransaction(options.pool, async (client) => {
       // Blocks behind a relay that holds these rows; rows it published meanwhile no longer match.
-      const rows = await client.query<{ seq_text: string; event: SwapEvent }>(
-        `select seq::text as seq_text, event from platform.outbox
+      const rows = await client.query<OutboxRow>(
+        `select seq::text as seq_text, event, trace_parent, trace_state from platform.outbox
          where aggregate_key = $1 and topic = $2 and published_at is null order by seq for update`,
         [key, options.topic],
       );
       if (rows.rows.length === 0) return 0;
-      await options.appender.appendAll(rows.rows.map((r) => r.event));
+      await options.appender.appendAll(
+        rows.rows.map((r) => r.event),
+        rows.rows.map(keptTraceOf),
+      );
       await markPublished(
         client,
         rows.rows.map((r) => BigInt(r.seq_text)),

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../db/transaction.ts';
 import type { SwapEvent } from '../events/types.ts';
+import { keepTraceContext, type KeptTraceContext } from '../observability/tracing.ts';
 
 /** A pool or a client inside the caller's transaction. */
 export type Db = pg.Pool | pg.ClientBase;
@@ -21,7 +22,8 @@ export interface OutboxEntry {
 /**
  * Appends events to the outbox, in order, each with the next `seq`. One insert per event (in one
  * transaction when `db` is a client inside one) so the sequence follows the given order exactly.
- * An event id already in the outbox is left as it is (a retried write of the same event).
+ * An event id already in the outbox is left as it is (a retried write of the same event). Each row
+ * keeps the active trace context (nulls when untraced), which the relay sends as its headers.
  */
 export async function insertOutbox(
   db: Db,
@@ -29,13 +31,32 @@ export async function insertOutbox(
   events: readonly SwapEvent[],
   reason: string,
 ): Promise<void> {
+  const { traceParent, traceState } = keepTraceContext();
   for (const e of events) {
     await db.query(
-      `insert into platform.outbox (topic, aggregate_key, event_id, event_type, provider_id, event, reason)
-       values ($1, $2, $3, $4, $5, $6, $7) on conflict (event_id) do nothing`,
-      [topic, e.aggregateKey, e.eventId, e.eventType, e.providerId, JSON.stringify(e), reason.slice(0, 500)],
+      `insert into platform.outbox (topic, aggregate_key, event_id, event_type, provider_id, event, reason, trace_parent, trace_state)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9) on conflict (event_id) do nothing`,
+      [
+        topic,
+        e.aggregateKey,
+        e.eventId,
+        e.eventType,
+        e.providerId,
+        JSON.stringify(e),
+        reason.slice(0, 500),
+        traceParent,
+        traceState,
+      ],
     );
   }
+}
+
+/** The trace context an outbox row kept, as the appender takes it. */
+export function keptTraceOf(row: {
+  trace_parent: string | null;
+  trace_state: string | null;
+}): KeptTraceContext | undefined {
+  return row.trace_parent ? { traceParent: row.trace_parent, traceState: row.trace_state } : undefined;
 }
 
 /** Which of `keys` still have unpublished outbox rows for `topic`. */

@@ -1,5 +1,6 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import { tracing } from '@opentelemetry/sdk-node';
+import { swapKey } from '../../src/events/keys.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/log.ts';
 import { startTracing, type Tracing } from '../../src/observability/tracing.ts';
@@ -149,6 +150,93 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
     const append = spans().find((x) => x.spanContext().spanId === parentOf(project))!;
     expect(append.name).toBe('append');
     expect(parentOf(append)).toBe(webhook.spanContext().spanId);
+  });
+
+  it('carries the trace of the gateway call through the outbox: the relayed event joins it', async () => {
+    // The platform's relay would publish the row within 250 ms: stopped, so the SwapCreated waits in the outbox.
+    await p.gateway.relay.stop();
+    exporter.reset();
+    const appender = p.gateway.appender;
+    const real = appender.appendAll.bind(appender);
+    // The gateway "dies" between its commit and its Kafka send of SwapCreated: only the outbox has it.
+    appender.appendAll = async (events, kept) => {
+      if (events.some((e) => e.eventType === 'SwapCreated'))
+        throw new Error('gateway killed before the send');
+      return real(events, kept);
+    };
+    let swapId: string;
+    try {
+      const q = await api(p, 'POST', '/v1/quotes', {
+        providerId: p.providerId,
+        from: 'btc',
+        to: 'eth',
+        amount: '0.1',
+      });
+      const s = await api(
+        p,
+        'POST',
+        '/v1/swaps',
+        {
+          providerId: p.providerId,
+          ...ADDRESSES,
+          nonce: nonce(),
+          tradeMethod: 'fixed',
+          quoteRef: q.body.quoteRef,
+        },
+        { 'idempotency-key': idempotencyKey() },
+      );
+      expect(s.status).toBe(201);
+      swapId = s.body.swapId as string;
+    } finally {
+      appender.appendAll = real;
+    }
+    const row = (
+      await p.pool.query<{ trace_parent: string | null; trace_state: string | null; published: boolean }>(
+        `select trace_parent, trace_state, published_at is not null as published from platform.outbox
+         where aggregate_key = $1 and topic = $2 and event_type = 'SwapCreated'`,
+        [swapKey(p.providerId, swapId), p.topic],
+      )
+    ).rows[0]!;
+    expect(row.published).toBe(false);
+    const gateway = spans().find(
+      (x) =>
+        x.name === 'gateway POST /v1/swaps' &&
+        x.attributes['http.response.status_code'] === 201 &&
+        row.trace_parent?.includes(x.spanContext().traceId),
+    )!;
+    expect(gateway, String(row.trace_parent)).toBeDefined();
+    const traceId = gateway.spanContext().traceId;
+    // The row keeps the context active when it was written: the gateway call's span.
+    expect(row.trace_parent).toBe(`00-${traceId}-${gateway.spanContext().spanId}-01`);
+    expect(row.trace_state).toBeNull();
+    expect(await swapRow(p.pool, swapId)).toBeUndefined();
+
+    // Relayed later, outside any request: the message carries the row's context, not the relay's.
+    p.gateway.relay.start(100);
+    const project = await eventually('the relayed event folded in the gateway call trace', async () =>
+      spans().find(
+        (x) =>
+          x.spanContext().traceId === traceId &&
+          x.name === 'project' &&
+          x.attributes['swap_ledger.event_type'] === 'SwapCreated',
+      ),
+    );
+    expect(parentOf(project)).toBe(gateway.spanContext().spanId);
+    expect(project.attributes['swap_ledger.outcome']).toBe('applied');
+    expect((await swapRow(p.pool, swapId))?.status).toBe('CREATED');
+    // The relay's own append is a trace of its own (no request around it), and SwapCreated is not in it.
+    const relayed = spans().find(
+      (x) =>
+        x.name === 'append' &&
+        parentOf(x) === undefined &&
+        String(x.attributes['swap_ledger.event_types']).includes('SwapCreated'),
+    );
+    expect(relayed).toBeDefined();
+    expect(
+      spans().filter(
+        (x) => x.name === 'project' && x.spanContext().traceId === relayed!.spanContext().traceId,
+      ),
+    ).toEqual([]);
   });
 
   it('carries the trace of the request that made a swap final through the queue into the verdict', async () => {

@@ -87,6 +87,12 @@ describe('outbox relay', () => {
       { topic: `${log.topic}.other`, published: false, n: 1 },
     ]);
     expect(await endOffsets(stack.kafkaBrokers, log.topic)).toBe(80n); // each exactly once
+    // Tracing is off here: no trace context was kept with the rows.
+    const traced = await pool.query(
+      `select 1 from platform.outbox where topic = $1 and (trace_parent is not null or trace_state is not null)`,
+      [log.topic],
+    );
+    expect(traced.rowCount).toBe(0);
 
     await waitForProjection(projection.pool, log.topic);
     const journal = await projection.pool.query<{ event_id: string; outcome: string }>(

@@ -249,6 +249,13 @@ export const outbox = platform.table(
     reason: text('reason').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
     publishedAt: ts('published_at'),
+    /**
+     * The W3C trace context (traceparent, tracestate) active when the event was written, sent as the
+     * message's headers when relayed, so its consumers join the trace of the request that caused it.
+     * Null when untraced.
+     */
+    traceParent: text('trace_parent'),
+    traceState: text('trace_state'),
   },
   (t) => [
     index('outbox_pending_key_idx')
