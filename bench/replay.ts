@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Kafka } from 'kafkajs';
+import { configSpec } from '../src/config/config.ts';
 import { EventAppender, EventCodec } from '../src/events/index.ts';
 import type { SwapEvent } from '../src/events/types.ts';
 import { round, seconds, type Endpoints, type Figure } from './common.ts';
@@ -18,14 +19,26 @@ interface ChildResult {
   checksum: string;
 }
 
-const TSX = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
 const CHILD = fileURLToPath(new URL('./replay-child.ts', import.meta.url));
 
 function replayInChild(topic: string, fraction: number, batch: number): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
+    // Under the heap budget `swap-ledger replay` runs with (bin/swap-ledger.mjs), so the memory is the command's.
+    const heap = process.env.REPLAY_HEAP_MB ?? String(configSpec.REPLAY_HEAP_MB.default);
     const child = spawn(
-      TSX,
-      [CHILD, '--topic', topic, '--fraction', String(fraction), '--batch', String(batch)],
+      process.execPath,
+      [
+        `--max-old-space-size=${heap}`,
+        '--import',
+        'tsx',
+        CHILD,
+        '--topic',
+        topic,
+        '--fraction',
+        String(fraction),
+        '--batch',
+        String(batch),
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';

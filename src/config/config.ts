@@ -164,6 +164,11 @@ export const configSpec = {
     default: 'swap_ledger',
     doc: 'Postgres schema of the live projected state',
   },
+  REPLAY_HEAP_MB: {
+    parse: int(128, 65_536),
+    default: 320,
+    doc: "Heap budget (MiB) of a `replay` rebuild, so its memory does not grow with the log's length",
+  },
   KAFKA_CLIENT_ID: { parse: str, default: 'swap-ledger', doc: 'Kafka client id prefix' },
   EVENTS_TOPIC: { parse: topicName, default: 'swap-events', doc: 'Topic of the swap event log' },
   DLQ_TOPIC: { parse: topicName, default: 'swap-events-dlq', doc: 'Dead-letter topic' },

@@ -156,9 +156,13 @@ describe('replay (real stack)', () => {
       await pool.query('select * from finance.swaps where swap_id like $1 order by swap_id', ['swap-3-%'])
     ).rows;
     expect(before.length).toBeGreaterThan(100);
-    const r = await runCli(['replay', '--promote'], env);
+    const r = await runCli(['replay', '--promote'], { ...env, REPLAY_HEAP_MB: '200' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('EQUAL');
+    // The rebuild ran again under its heap budget (200 MiB old space, plus V8's young generation).
+    const heap = Number(/heap budget\s+(\d+) MiB/.exec(r.stdout)?.[1]);
+    expect(heap).toBeGreaterThanOrEqual(200);
+    expect(heap).toBeLessThan(300);
     const previous = /kept as (\S+)/.exec(r.stdout)![1]!;
     const after = (
       await pool.query('select * from finance.swaps where swap_id like $1 order by swap_id', ['swap-3-%'])

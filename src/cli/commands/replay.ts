@@ -1,3 +1,4 @@
+import v8 from 'node:v8';
 import type { Command } from '../command.ts';
 import { parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
@@ -75,6 +76,7 @@ export const replayCommand: Command = {
       `rebuilt schema  ${result.schema}  (${result.events} events in ${result.seconds.toFixed(1)} s)`,
     );
     io.stdout(`rebuilt checksum ${result.rebuilt.checksum}`);
+    io.stdout(`heap budget      ${Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20)} MiB`);
     io.stdout(
       `live checksum    ${result.live?.checksum ?? '(no live schema)'}  (${config.PROJECTION_SCHEMA})`,
     );
