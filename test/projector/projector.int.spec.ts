@@ -139,7 +139,8 @@ describe('projector (real Kafka, registry and Postgres)', () => {
   it('two members share 12 partitions; one is killed mid-run; the survivor finishes with the same state', async () => {
     const { schema, pool } = await projection('two_members');
     const group = uniqueName('two-members');
-    const survivor = spawnProjector({ topic: log.topic, schema, group, maxBatch: 25 });
+    // The victim starts first and has committed work when the survivor joins: two members at once could
+    // let the survivor take every partition and fold the log before the victim reaches its sixth batch.
     const victim = spawnProjector({
       topic: log.topic,
       schema,
@@ -147,14 +148,21 @@ describe('projector (real Kafka, registry and Postgres)', () => {
       maxBatch: 25,
       env: { PROJECTOR_CRASH_AT: 'mid-batch', PROJECTOR_CRASH_AFTER: '6' },
     });
+    let survivor: ReturnType<typeof spawnProjector> | undefined;
     try {
+      for (let waited = 0; !/batch committed/.test(victim.output()); waited += 100) {
+        if (waited > 30_000) throw new Error(`the victim committed nothing in 30 s: ${victim.output()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      survivor = spawnProjector({ topic: log.topic, schema, group, maxBatch: 25 });
       expect(await victim.exited, victim.output()).toBeNull();
       expect(victim.output()).toMatch(/batch committed/); // it did work before it died
       await waitForProjection(pool, log.topic);
       expect((await checksumOf(pool, schema)).checksum).toBe(reference.checksum);
     } finally {
-      survivor.kill('SIGTERM');
-      await survivor.exited;
+      victim.kill('SIGKILL'); // a no-op once it crashed as planned; never left running by a failure
+      survivor?.kill('SIGTERM');
+      await survivor?.exited;
     }
   });
 
