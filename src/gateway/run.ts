@@ -17,6 +17,7 @@ import { DurablePublisher, OutboxRelay } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
 import { checkCredentials, loadProvidersFileIfSet } from '../providers/store.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
+import { listenEdge } from '../http/edge.ts';
 import { buildGatewayServer, walletKeyIndex } from './server.ts';
 import { GatewayService } from './service.ts';
 
@@ -115,16 +116,16 @@ export async function startGateway(
       idempotencyLeaseMs: config.GATEWAY_IDEMPOTENCY_LEASE_MS,
     });
     const app = buildGatewayServer({ service, keys, logger, metrics });
-    await app.listen({ host: config.GATEWAY_HOST, port: config.GATEWAY_PORT });
-    teardown.add(() => app.close());
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.GATEWAY_PORT;
-    const host = config.GATEWAY_HOST.includes(':') ? `[${config.GATEWAY_HOST}]` : config.GATEWAY_HOST;
+    const { url, port } = await listenEdge(
+      app,
+      { host: config.GATEWAY_HOST, port: config.GATEWAY_PORT },
+      teardown,
+    );
     const ops = await openOpsListener(config, metrics.registry, dependencyChecks(config), logger);
     if (ops) teardown.add(() => ops.close());
     return {
       app,
-      url: `http://${host}:${port}`,
+      url,
       port,
       metrics,
       publisher,

@@ -14,6 +14,7 @@ import {
 } from '../../observability/listener.ts';
 import { ProviderRegistryCache } from '../../providers/cache.ts';
 import { loadProvidersFileIfSet } from '../../providers/store.ts';
+import { listenEdge } from '../../http/edge.ts';
 import { outboxKeyFlusher } from '../../outbox/outbox.ts';
 import {
   buildWebhookServer,
@@ -262,14 +263,14 @@ export async function startWebhook(
       bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
       ensureKeyPublished: outboxKeyFlusher({ pool, appender, topic: config.EVENTS_TOPIC }),
     });
-    await app.listen({ host: config.WEBHOOK_HOST, port: config.WEBHOOK_PORT });
-    teardown.add(() => app.close());
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.WEBHOOK_PORT;
-    const host = config.WEBHOOK_HOST.includes(':') ? `[${config.WEBHOOK_HOST}]` : config.WEBHOOK_HOST;
+    const { url, port } = await listenEdge(
+      app,
+      { host: config.WEBHOOK_HOST, port: config.WEBHOOK_PORT },
+      teardown,
+    );
     const ops = await openOpsListener(config, metrics.registry, dependencyChecks(config), logger);
     if (ops) teardown.add(() => ops.close());
-    return { app, url: `http://${host}:${port}`, port, metrics, registry, appender, ops, stop: stopAll };
+    return { app, url, port, metrics, registry, appender, ops, stop: stopAll };
   } catch (e) {
     await stopAll().catch(() => undefined);
     throw e;
