@@ -15,7 +15,8 @@ import {
 import { registerOutboxGauges } from '../outbox/gauges.ts';
 import { DurablePublisher, OutboxRelay } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
-import { checkCredentials, loadProvidersFileIfSet } from '../providers/store.ts';
+import { loadProvidersFileIfSet } from '../providers/store.ts';
+import { checkCredentials } from '../providers/reads.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
 import { listenEdge } from '../http/edge.ts';
 import { buildGatewayServer, walletKeyIndex } from './server.ts';

@@ -15,7 +15,8 @@ import { openAppender } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
 import { outboxKeyFlusher } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
-import { checkCredentials, loadProvidersFileIfSet } from '../providers/store.ts';
+import { loadProvidersFileIfSet } from '../providers/store.ts';
+import { checkCredentials } from '../providers/reads.ts';
 import { Poller, postgresPollerStore, type TickReport } from './poller.ts';
 
 export type PollerConfig = Pick<

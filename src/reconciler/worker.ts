@@ -6,7 +6,7 @@ import { formatSwapRef, type SwapRef } from '../swap/ref.ts';
 import type { SwapCreated, SwapEventOf } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry, Counter } from '../observability/metrics.ts';
-import { readProviderSetup } from '../providers/store.ts';
+import { readProviderSetup } from '../providers/reads.ts';
 import { toSwapReconciled } from './checks.ts';
 import { creationFactsFromSwapCreated, finalReportFromSwapRow, inspectAndReconcile } from './facts.ts';
 import type { ReconciliationPolicy } from './policy.ts';
