@@ -8,7 +8,8 @@ import type {
   SwapRequest,
 } from '../events/types.ts';
 import type { QuoteResponse, SwapResponse } from '../partner/types.ts';
-import { parsePartnerTimestamp, providerSignatureOf } from '../partner/validate.ts';
+import { providerSignatureOf } from '../partner/validate.ts';
+import { parsePartnerTimestamp } from '../partner/checker.ts';
 import { describeSwapPayload, type PayloadInspection } from '../payload/index.ts';
 
 /**

@@ -27,8 +27,8 @@ import {
   validateStatusResponse,
   validateSwapResponse,
   swapResponseFeeFindings,
-  type ValidationContext,
 } from './validate.ts';
+import { type ValidationContext } from './checker.ts';
 import { exchange, type ExchangeTarget, type RequestParts } from './exchange.ts';
 import { checkSwapRequest, requireAmount, requireText } from './request-checks.ts';
 import {

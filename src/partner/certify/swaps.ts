@@ -3,7 +3,7 @@ import { toAtomicUnits } from '../../money/atomic.ts';
 import { currencyDecimals } from '../../money/currencies.ts';
 import { isDecimalText, parseDecimal } from '../../money/decimal.ts';
 import { inspectSwapPayload, type Finding, type PayloadInspection } from '../../payload/index.ts';
-import { parsePartnerTimestamp } from '../validate.ts';
+import { parsePartnerTimestamp } from '../checker.ts';
 import type { CertifyContext, PairChoice, QuoteSeen, SwapSeen } from './context.ts';
 import { okObject } from './http.ts';
 import { decimalProblem, decimalsOf, errorAnswerProblems, typicalAmount } from './quote.ts';
