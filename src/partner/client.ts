@@ -6,7 +6,6 @@ import {
   PartnerResponseError,
   partnerRetryability,
 } from './errors.ts';
-import { SpanKind, withSpan } from '../observability/tracing.ts';
 import { resolveRetryPolicy, withRetry, type Random, type RetryPolicy, type Sleep } from './retry.ts';
 import type {
   Currency,
@@ -222,7 +221,8 @@ export class PartnerClient {
     opts: SwapCallOptions,
   ): Promise<CreatedSwap> {
     // One attempt only: a retry would create a second swap.
-    const body = await this.send(
+    const body = await exchange(
+      this.target,
       op,
       'POST',
       path,
@@ -311,7 +311,7 @@ export class PartnerClient {
     path: string,
     req: RequestParts,
   ): Promise<unknown> {
-    return withRetry(() => this.send(op, method, path, req, this.readTimeoutMs), {
+    return withRetry(() => exchange(this.target, op, method, path, req, this.readTimeoutMs), {
       policy: this.policy,
       classify: partnerRetryability,
       sleep: this.options.sleep,
@@ -319,29 +319,6 @@ export class PartnerClient {
       signal: req.signal,
       onRetry: (info) => this.options.onRetry?.({ operation: op, ...info }),
     });
-  }
-
-  /** One HTTP exchange, traced as a `partner <operation>` span (each retry is its own span). */
-  private send(
-    op: PartnerOperation,
-    method: 'GET' | 'POST',
-    path: string,
-    req: RequestParts,
-    timeoutMs: number,
-  ): Promise<unknown> {
-    return withSpan(
-      `partner ${op}`,
-      {
-        kind: SpanKind.CLIENT,
-        attributes: {
-          'swap_ledger.provider': this.provider,
-          'swap_ledger.partner_operation': op,
-          'http.request.method': method,
-          'url.path': path,
-        },
-      },
-      () => exchange(this.target, op, method, path, req, timeoutMs),
-    );
   }
 
   private ctx(operation: PartnerOperation): ValidationContext {

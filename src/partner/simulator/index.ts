@@ -1,4 +1,5 @@
 export { startPartnerSimulator } from './server.ts';
+export { seededRandom } from './random.ts';
 export { offsetTimestamp } from './pricing.ts';
 export { DEFAULT_RANDOM_PATHS } from './progression.ts';
 export type {

@@ -18,6 +18,7 @@ import {
 } from './progression.ts';
 import { roundDown, type Priced, type Pricing } from './pricing.ts';
 import { toPaddedBase64url, type PayloadSigner, type SwapPayloadFields } from './signer.ts';
+import { seededRandom } from './random.ts';
 import type { PartnerSimulatorOptions } from './types.ts';
 
 /** The simulator's swaps: creation (signed payload, swap faults), lookup, and the faults waiting for the next swaps. */
@@ -39,7 +40,7 @@ export class SwapBook {
       options,
       now,
       floatDrift: parseDecimal(options.floatDrift ?? '0'),
-      random: mulberry32(options.progression?.seed ?? Math.floor(Math.random() * 2 ** 31)),
+      random: seededRandom(options.progression?.seed ?? Math.floor(Math.random() * 2 ** 31)),
     };
   }
 
@@ -212,15 +213,4 @@ function corrupt(signature: string): string {
   const bytes = Buffer.from(signature, 'base64url');
   bytes[5] = bytes[5]! ^ 0x5a;
   return toPaddedBase64url(bytes);
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
