@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util';
+import { assertIdentifier } from '../db/client.ts';
+import { FINANCE_SCHEMA } from '../ledger/finance-views.ts';
 
 /** A CLI command: `words` is the command path (e.g. ['payload', 'verify']); `run` returns the exit code. */
 export interface Command {
@@ -94,4 +96,14 @@ export function parseOptions<const V extends string, const F extends string = ne
   }
   for (const f of spec.flags ?? []) if (parsed.values[f] === true) flags[f] = true;
   return { values, flags, positionals: parsed.positionals };
+}
+
+/** `--finance-schema <name>`, else the default finance schema: a SQL identifier, or a usage error. */
+export function financeSchemaOption(value: string | undefined): string {
+  const schema = value ?? FINANCE_SCHEMA;
+  try {
+    return assertIdentifier(schema);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
 }

@@ -1,7 +1,5 @@
-import { parseOptions, UsageError, type Command } from '../command.ts';
+import { parseOptions, UsageError, type Command, financeSchemaOption } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
-import { assertIdentifier } from '../../db/client.ts';
-import { FINANCE_SCHEMA } from '../../ledger/finance-views.ts';
 import { platformUp } from '../../ops/supervisor/up.ts';
 import { ProvidersFileError } from '../../providers/file.ts';
 
@@ -16,12 +14,7 @@ export const upCommand: Command = {
       flags: ['no-demo'],
     });
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const financeSchema = values['finance-schema'] ?? FINANCE_SCHEMA;
-    try {
-      assertIdentifier(financeSchema);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+    const financeSchema = financeSchemaOption(values['finance-schema']);
     const config = loadConfig(process.env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
     const write = (line: string) => process.stdout.write(line + '\n');
     let up;
