@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { assertIdentifier } from '../db/client.ts';
 import { FINANCE_SCHEMA } from '../ledger/finance-views.ts';
 
+// Commands are written out one object each (words, usage, summary, option parsing): alike by design.
 /** A CLI command: `words` is the command path (e.g. ['payload', 'verify']); `run` returns the exit code. */
 export interface Command {
   readonly words: readonly string[];

@@ -32,6 +32,7 @@ const FEE_NAMES: Record<FeeKind, { check: string; field: keyof FeeFigures }> = {
 };
 const FEE_SUM = 'fee.sum';
 
+// A table per fee check kind, like policy.ts's KIND_KEY: the same keys, other facts.
 /** Which way up goes for the platform: only the referral fee is its revenue. */
 const UP_IS: Record<FeeCheckKind, FeeDirection> = {
   provider: 'disfavour',

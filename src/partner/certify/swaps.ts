@@ -146,6 +146,7 @@ export function sampleAddress(currency: Record<string, unknown> | undefined): st
   return `certify-${String(currency?.blockchain ?? 'address')}-${randomBytes(8).toString('hex')}`;
 }
 
+// Each step declares the requirements it judges, in the report's order: the declarations look alike by design.
 export async function certifySwaps(ctx: CertifyContext): Promise<void> {
   const rFixed = ctx.requirement(
     'swap.fixed',
