@@ -69,8 +69,9 @@ export function signatureFieldProblem(sig: Record<string, unknown>, swap: string
 }
 
 /**
- * amount_to_wallet is the quoted output plus the payout network fee (DESIGN.md, "Signed payload"), in
- * atomic units of payloadCurrencyTo. Fixed: exact. Float: the estimate may move, so a difference warns.
+ * amount_to_wallet is the quoted output plus the payout network fee (docs/architecture.md, "Signed
+ * payload"), in atomic units of payloadCurrencyTo. Fixed: exact. Float: the estimate may move, so a
+ * difference warns.
  */
 export function walletAmountProblem(
   signed: bigint,
