@@ -1,4 +1,4 @@
-import { parseOptions, UsageError, type Command, financeSchemaOption } from '../command.ts';
+import { parseOptions, UsageError, financeSchemaOption, runUntilSignal, type Command } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createLogger } from '../../observability/log.ts';
 import { ConsoleConfigError, startConsole } from '../../console/run.ts';
@@ -34,12 +34,6 @@ export const consoleServeCommand: Command = {
       { url: running.url, schema: config.PROJECTION_SCHEMA, finance: financeSchema },
       'console listening',
     );
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    logger.info('stopping console');
-    await running.stop();
-    return 0;
+    return runUntilSignal(running, logger, 'console');
   },
 };

@@ -1,4 +1,4 @@
-import { parseOptions, UsageError, type Command, financeSchemaOption } from '../command.ts';
+import { parseOptions, UsageError, financeSchemaOption, type Command } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { platformUp } from '../../ops/supervisor/up.ts';
 import { ProvidersFileError } from '../../providers/file.ts';
