@@ -1,4 +1,4 @@
-import { newEvent } from '../events/keys.ts';
+import { newEvent, type EventOrigin } from '../events/keys.ts';
 import type { PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
 import { isDecimalText } from '../money/decimal.ts';
 
@@ -77,6 +77,11 @@ export function correctionEvent(input: CorrectionInput, now = new Date()): SwapE
   });
 }
 
+/** A dead letter's resolution goes to its own key; no provider is known for a message that did not decode. */
+function deadLetterOrigin(aggregateKey: string): EventOrigin {
+  return { providerId: '-', source: 'ops', swapId: swapIdOfKey(aggregateKey), aggregateKey };
+}
+
 export function deadLetterRetriedEvent(
   deadLetter: { deadLetterId: string; aggregateKey: string },
   input: { by: string | undefined; reason?: string; replacementEventJson?: string },
@@ -91,12 +96,7 @@ export function deadLetterRetriedEvent(
       reason: input.reason?.trim() || null,
       replacementEventJson: input.replacementEventJson ?? null,
     },
-    {
-      providerId: '-',
-      source: 'ops',
-      swapId: swapIdOfKey(deadLetter.aggregateKey),
-      aggregateKey: deadLetter.aggregateKey,
-    },
+    deadLetterOrigin(deadLetter.aggregateKey),
   );
 }
 
@@ -113,11 +113,6 @@ export function deadLetterDiscardedEvent(
       operator: requireText('--by', input.by),
       reason: requireText('--reason', input.reason),
     },
-    {
-      providerId: '-',
-      source: 'ops',
-      swapId: swapIdOfKey(deadLetter.aggregateKey),
-      aggregateKey: deadLetter.aggregateKey,
-    },
+    deadLetterOrigin(deadLetter.aggregateKey),
   );
 }
