@@ -1,10 +1,10 @@
 /**
  * The import rules of src/, checked in CI (`npm run lint`). The floors: pure domain rules (money, swap,
  * payload, the posting rules, the reconciliation checks, the fold) import no I/O adapter; nothing imports
- * the CLI (the top); nothing in src imports tests; no import circle.
+ * the CLI (the top); the edge kit (src/http) imports no edge; nothing in src imports tests; no import circle.
  */
 const PURE =
-  '^src/(money|swap|payload)/|^src/ledger/(postings|accounts)[.]ts$|^src/reconciler/(checks|policy|types|exact)[.]ts$|^src/projector/(fold|swaps|requests|parking|admissible|verdict|state)[.]ts$';
+  '^src/(money|swap|payload)/|^src/ledger/(postings|accounts)[.]ts$|^src/reconciler/(checks|amount-checks|fee-checks|inputs|policy|types|exact)[.]ts$|^src/projector/(fold|swaps|requests|parking|admissible|verdict|state)[.]ts$';
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', from: { path: '^src/' }, to: { circular: true } },
@@ -14,7 +14,7 @@ module.exports = {
       severity: 'error',
       from: { path: PURE },
       to: {
-        path: '^src/(db|events/(kafka|producer|codec|open|topics)|observability|cli|ops|gateway|ingest|poller|outbox|providers|catalog|partner)/|^node_modules/(pg|kafkajs|fastify|pino|@kafkajs)/',
+        path: '^src/(db|events/(kafka|producer|codec|open|topics)|observability|cli|ops|http|gateway|ingest|poller|outbox|providers|catalog|partner)/|^node_modules/(pg|kafkajs|fastify|pino|@kafkajs)/',
         dependencyTypesNot: ['type-only'],
       },
     },
@@ -23,6 +23,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(?!cli/)' },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'edge-kit-knows-no-edge',
+      comment: 'src/http is the shared Fastify kit of the webhook and the gateway: it imports neither',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/(gateway|ingest|partner|poller|projector|reconciler|console|ops)/' },
     },
     { name: 'src-never-imports-tests', severity: 'error', from: { path: '^src/' }, to: { path: '^test/' } },
   ],

@@ -121,6 +121,7 @@ export async function lastSync(db: Db, providerId: string): Promise<SyncRecord |
      from platform.catalog_syncs where provider_id = $1 order by sync_id desc limit 1`,
     [providerId],
   );
+  // Columns mapped by hand, as every platform read (gateway/idempotency.ts, gateway/quotes.ts).
   const row = r.rows[0];
   return (
     row && {

@@ -1,5 +1,9 @@
 import { parseArgs } from 'node:util';
+import type { Logger } from '../observability/log.ts';
+import { assertIdentifier } from '../db/client.ts';
+import { FINANCE_SCHEMA } from '../ledger/finance-views.ts';
 
+// Commands are written out one object each (words, usage, summary, option parsing): alike by design.
 /** A CLI command: `words` is the command path (e.g. ['payload', 'verify']); `run` returns the exit code. */
 export interface Command {
   readonly words: readonly string[];
@@ -94,4 +98,44 @@ export function parseOptions<const V extends string, const F extends string = ne
   }
   for (const f of spec.flags ?? []) if (parsed.values[f] === true) flags[f] = true;
   return { values, flags, positionals: parsed.positionals };
+}
+
+/** `--finance-schema <name>`, else the default finance schema: a SQL identifier, or a usage error. */
+export function financeSchemaOption(value: string | undefined): string {
+  const schema = value ?? FINANCE_SCHEMA;
+  try {
+    return assertIdentifier(schema);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+/** Starts a worker; a configuration it refuses (an error of one of `refused`) is said on stderr: undefined. */
+export async function startOrRefuse<T>(
+  io: CliIo,
+  refused: readonly (abstract new (...args: never[]) => Error)[],
+  start: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await start();
+  } catch (e) {
+    if (!refused.some((kind) => e instanceof kind)) throw e;
+    io.stderr((e as Error).message);
+    return undefined;
+  }
+}
+
+/** Keeps a started worker running until SIGTERM or SIGINT, then stops it: exit code 0. */
+export async function runUntilSignal(
+  worker: { stop(): Promise<void> },
+  logger: Logger,
+  name: string,
+): Promise<number> {
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  logger.info(`stopping ${name}`);
+  await worker.stop();
+  return 0;
 }

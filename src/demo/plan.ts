@@ -58,18 +58,6 @@ const FAULTS: readonly SwapFault[] = [
   'wrong-destination-amount',
 ];
 
-/** A seeded generator (mulberry32), so a demo run can be repeated. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** After the first wave: mostly clean finished swaps, some refunds and expiries, one in eight faulty. */
 export function nextDemoSwap(random: () => number): DemoSwap {
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;

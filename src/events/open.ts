@@ -4,12 +4,15 @@ import { EventCodec } from './codec.ts';
 import { createKafka } from './kafka.ts';
 import { EventAppender } from './producer.ts';
 
+/** What an appender to the events topic is configured by (every process that writes events). */
+export type AppenderConfig = Pick<
+  Config,
+  'KAFKA_BROKERS' | 'SCHEMA_REGISTRY_URL' | 'EVENTS_TOPIC' | 'KAFKA_CLIENT_ID' | 'KAFKA_SEND_TIMEOUT_MS'
+>;
+
 /** An appender to the configured events topic, started (schema registered, producer connected). */
 export async function openAppender(
-  config: Pick<
-    Config,
-    'KAFKA_BROKERS' | 'SCHEMA_REGISTRY_URL' | 'EVENTS_TOPIC' | 'KAFKA_CLIENT_ID' | 'KAFKA_SEND_TIMEOUT_MS'
-  >,
+  config: AppenderConfig,
   role: string,
   logger?: Logger,
 ): Promise<EventAppender> {

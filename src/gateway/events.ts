@@ -1,13 +1,20 @@
-import { quoteKey, requestKey, swapKey } from '../events/keys.ts';
-import { uuidv7 } from '../events/ids.ts';
-import type { CreationFailureKind, Finding, QuoteTerms, SwapEventOf, SwapRequest } from '../events/types.ts';
+import { newEvent, quoteKey, requestKey } from '../events/keys.ts';
+import type {
+  CreationFailureKind,
+  Finding,
+  PayloadByType,
+  QuoteTerms,
+  SwapEventOf,
+  SwapRequest,
+} from '../events/types.ts';
 import type { QuoteResponse, SwapResponse } from '../partner/types.ts';
-import { parsePartnerTimestamp, providerSignatureOf } from '../partner/validate.ts';
+import { providerSignatureOf } from '../partner/validate.ts';
+import { parsePartnerTimestamp } from '../partner/checker.ts';
 import { describeSwapPayload, type PayloadInspection } from '../payload/index.ts';
 
 /**
- * Builders of the events the gateway records. Keys (DESIGN notes): quotes `quote:<quoteRef>`, swap
- * requests and their failures `request:<requestId>`, a created swap its partner swapId.
+ * Builders of the events the gateway records, all through `newEvent`. Keys (src/events/keys.ts): quotes
+ * `quote:<quoteRef>`, swap requests and their failures `request:<requestId>`, a created swap `swap:<provider>:<swapId>`.
  */
 
 const QUOTE_FIELDS = new Set([
@@ -99,25 +106,20 @@ interface Common {
   readonly now: Date;
 }
 
-function envelope(c: Common) {
-  const at = c.now.toISOString();
-  return {
-    eventId: uuidv7(c.now.getTime()),
-    providerId: c.providerId,
-    source: 'gateway' as const,
-    occurredAt: at,
-    recordedAt: at,
-  };
+/** The gateway's envelope of one of its events: id and time from the same injected clock. */
+function gatewayEvent<
+  T extends 'QuoteReceived' | 'QuoteRejected' | 'SwapRequested' | 'SwapCreationFailed' | 'SwapCreated',
+>(
+  c: Common,
+  type: T,
+  key: { swapId: string } | { aggregateKey: string },
+  payload: PayloadByType[T],
+): SwapEventOf<T> {
+  return newEvent(type, c.now, payload, { providerId: c.providerId, source: 'gateway', ...key });
 }
 
 export function quoteReceivedEvent(c: Common, terms: QuoteTerms): SwapEventOf<'QuoteReceived'> {
-  return {
-    ...envelope(c),
-    eventType: 'QuoteReceived',
-    swapId: null,
-    aggregateKey: quoteKey(terms.quoteRef),
-    payload: { quote: terms },
-  };
+  return gatewayEvent(c, 'QuoteReceived', { aggregateKey: quoteKey(terms.quoteRef) }, { quote: terms });
 }
 
 export function quoteRejectedEvent(
@@ -134,12 +136,11 @@ export function quoteRejectedEvent(
     additionalFields?: Readonly<Record<string, unknown>> | undefined;
   },
 ): SwapEventOf<'QuoteRejected'> {
-  return {
-    ...envelope(c),
-    eventType: 'QuoteRejected',
-    swapId: null,
-    aggregateKey: quoteKey(r.quoteRef),
-    payload: {
+  return gatewayEvent(
+    c,
+    'QuoteRejected',
+    { aggregateKey: quoteKey(r.quoteRef) },
+    {
       quoteRef: r.quoteRef,
       tradeMethod: r.tradeMethod,
       currencyFrom: r.from,
@@ -153,7 +154,7 @@ export function quoteRejectedEvent(
           ? visibleText(JSON.stringify(r.additionalFields))
           : null,
     },
-  };
+  );
 }
 
 export function swapRequestedEvent(
@@ -162,13 +163,12 @@ export function swapRequestedEvent(
   idempotencyKey: string,
   request: SwapRequest,
 ): SwapEventOf<'SwapRequested'> {
-  return {
-    ...envelope(c),
-    eventType: 'SwapRequested',
-    swapId: null,
-    aggregateKey: requestKey(requestId),
-    payload: { requestId, idempotencyKey, request },
-  };
+  return gatewayEvent(
+    c,
+    'SwapRequested',
+    { aggregateKey: requestKey(requestId) },
+    { requestId, idempotencyKey, request },
+  );
 }
 
 export function swapCreationFailedEvent(
@@ -176,18 +176,17 @@ export function swapCreationFailedEvent(
   requestId: string,
   f: { kind: CreationFailureKind; httpStatus: number | null; errorKey: string | null; message: string },
 ): SwapEventOf<'SwapCreationFailed'> {
-  return {
-    ...envelope(c),
-    eventType: 'SwapCreationFailed',
-    swapId: null,
-    aggregateKey: requestKey(requestId),
-    payload: {
+  return gatewayEvent(
+    c,
+    'SwapCreationFailed',
+    { aggregateKey: requestKey(requestId) },
+    {
       requestId,
       ...f,
       errorKey: f.errorKey === null ? null : visibleText(f.errorKey),
       message: visibleText(f.message.slice(0, 2000)),
     },
-  };
+  );
 }
 
 export function eventFinding(f: PayloadInspection['findings'][number]): Finding {
@@ -213,12 +212,11 @@ export function swapCreatedEvent(
   const r = s.response;
   const sig = providerSignatureOf(r.providerSig);
   const decoded = s.inspection.decoded;
-  return {
-    ...envelope(c),
-    eventType: 'SwapCreated',
-    swapId: r.swapId,
-    aggregateKey: swapKey(c.providerId, r.swapId),
-    payload: {
+  return gatewayEvent(
+    c,
+    'SwapCreated',
+    { swapId: r.swapId },
+    {
       requestId: s.requestId,
       request: s.request,
       quote: s.quote,
@@ -238,7 +236,7 @@ export function swapCreatedEvent(
       findings: s.inspection.findings.map(eventFinding),
       extraFieldsJson: extraFieldsJson(r, SWAP_FIELDS),
     },
-  };
+  );
 }
 
 /** Findings that stop a swap from being handed to the wallet: the signature or content does not match. */

@@ -75,6 +75,7 @@ export function idempotencyDecision(
 
 type Db = pg.Pool | pg.ClientBase;
 
+// Each platform read maps its few columns by hand (as quotes.ts and catalog/store.ts do): no row mapper.
 export async function readIdempotency(db: Db, key: string): Promise<IdempotencyRecord | undefined> {
   const r = await db.query<{
     idempotency_key: string;

@@ -15,6 +15,7 @@ export interface GatewayMetrics {
   readonly outbox: OutboxMetrics;
 }
 
+// Shaped like the webhook's createWebhookMetrics on purpose: each process registers and names its own series.
 export function createGatewayMetrics(registry: MetricsRegistry = new MetricsRegistry()): GatewayMetrics {
   return {
     registry,

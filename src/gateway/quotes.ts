@@ -54,6 +54,7 @@ export async function readQuote(db: Db, quoteRef: string): Promise<StoredQuote |
      from platform.gateway_quotes where quote_ref = $1`,
     [quoteRef],
   );
+  // Columns mapped by hand, as every platform read (idempotency.ts, catalog/store.ts).
   const row = r.rows[0];
   return (
     row && {

@@ -1,9 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { Teardown } from '../lifecycle/teardown.ts';
 import type { Config } from '../config/config.ts';
-import { createPool } from '../db/client.ts';
-import { migratePlatform } from '../db/migrate.ts';
-import { openAppender } from '../events/open.ts';
+import { openAppender, type AppenderConfig } from '../events/open.ts';
 import type { EventAppender } from '../events/producer.ts';
 import type { Logger } from '../observability/log.ts';
 import {
@@ -15,29 +12,27 @@ import {
 import { registerOutboxGauges } from '../outbox/gauges.ts';
 import { DurablePublisher, OutboxRelay } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
-import { checkCredentials, loadProvidersFileIfSet } from '../providers/store.ts';
+import { openProviderPool } from '../providers/start.ts';
+import { checkCredentials } from '../providers/reads.ts';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
+import { listenEdge } from '../http/edge.ts';
 import { buildGatewayServer, walletKeyIndex } from './server.ts';
 import { GatewayService } from './service.ts';
 
-export type GatewayConfig = Pick<
-  Config,
-  | 'DATABASE_URL'
-  | 'KAFKA_BROKERS'
-  | 'SCHEMA_REGISTRY_URL'
-  | 'EVENTS_TOPIC'
-  | 'KAFKA_CLIENT_ID'
-  | 'KAFKA_SEND_TIMEOUT_MS'
-  | 'PROVIDERS_FILE'
-  | 'PROVIDER_REFRESH_MS'
-  | 'GATEWAY_HOST'
-  | 'GATEWAY_PORT'
-  | 'GATEWAY_API_KEY_DIGESTS'
-  | 'GATEWAY_QUOTE_MIN_VALIDITY_MS'
-  | 'GATEWAY_IDEMPOTENCY_LEASE_MS'
-  | 'OUTBOX_RELAY_INTERVAL_MS'
-  | 'OUTBOX_RELAY_BATCH'
->;
+export type GatewayConfig = AppenderConfig &
+  Pick<
+    Config,
+    | 'DATABASE_URL'
+    | 'PROVIDERS_FILE'
+    | 'PROVIDER_REFRESH_MS'
+    | 'GATEWAY_HOST'
+    | 'GATEWAY_PORT'
+    | 'GATEWAY_API_KEY_DIGESTS'
+    | 'GATEWAY_QUOTE_MIN_VALIDITY_MS'
+    | 'GATEWAY_IDEMPOTENCY_LEASE_MS'
+    | 'OUTBOX_RELAY_INTERVAL_MS'
+    | 'OUTBOX_RELAY_BATCH'
+  >;
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
@@ -71,13 +66,14 @@ export async function startGateway(
       'GATEWAY_API_KEY_DIGESTS lists no key digest: the gateway would refuse every call; set the SHA-256 digest of the wallet backend key',
     );
   const keys = walletKeyIndex(config.GATEWAY_API_KEY_DIGESTS);
-  await migratePlatform(config.DATABASE_URL);
-  const pool = createPool(config.DATABASE_URL, { max: 10, applicationName: 'swap-ledger-gateway' });
-  const teardown = new Teardown();
-  teardown.add(() => pool.end());
+  const { pool, teardown } = await openProviderPool(
+    config,
+    { max: 10, applicationName: 'swap-ledger-gateway' },
+    logger,
+    extra.env,
+  );
   const stopAll = () => teardown.run();
   try {
-    await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
     await checkCredentials(pool, logger, extra.env);
     const metrics = createGatewayMetrics();
     registerOutboxGauges(metrics.registry, pool, config.EVENTS_TOPIC);
@@ -115,16 +111,16 @@ export async function startGateway(
       idempotencyLeaseMs: config.GATEWAY_IDEMPOTENCY_LEASE_MS,
     });
     const app = buildGatewayServer({ service, keys, logger, metrics });
-    await app.listen({ host: config.GATEWAY_HOST, port: config.GATEWAY_PORT });
-    teardown.add(() => app.close());
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.GATEWAY_PORT;
-    const host = config.GATEWAY_HOST.includes(':') ? `[${config.GATEWAY_HOST}]` : config.GATEWAY_HOST;
+    const { url, port } = await listenEdge(
+      app,
+      { host: config.GATEWAY_HOST, port: config.GATEWAY_PORT },
+      teardown,
+    );
     const ops = await openOpsListener(config, metrics.registry, dependencyChecks(config), logger);
     if (ops) teardown.add(() => ops.close());
     return {
       app,
-      url: `http://${host}:${port}`,
+      url,
       port,
       metrics,
       publisher,

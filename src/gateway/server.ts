@@ -1,9 +1,5 @@
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-} from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { buildEdgeServer } from '../http/edge.ts';
 import { MAX_FRACTION_DIGITS, MAX_INTEGER_DIGITS } from '../money/decimal.ts';
 import type { Logger } from '../observability/log.ts';
 import { PRINTABLE_PATTERN } from '../swap/text.ts';
@@ -23,13 +19,11 @@ import type { Answer, GatewayService, QuoteBody } from './service.ts';
  * Every /v1 call needs `x-api-key`: a key of the wallet backend whose SHA-256 digest is in
  * GATEWAY_API_KEY_DIGESTS, compared in constant time. Every refusal is `{ error, messageKey? }`, one log
  * line without secrets and a metric. Metrics and health are on the process's metrics listener, never
- * here: /metrics, /healthz and /readyz answer 404 on this wallet-facing port, key or not.
+ * here: /metrics, /healthz and /readyz answer 404 on this wallet-facing port, key or not (the edge kit,
+ * src/http/edge.ts, which also maps framework errors to `{ error }`).
  */
 
 export const WALLET_ID = 'wallet';
-
-/** The metrics listener's paths: not found here, so no one mistakes this port for the operator's. */
-const OPS_PATHS = new Set(['/metrics', '/healthz', '/readyz']);
 
 /** The wallet backend's keys, by digest. */
 export function walletKeyIndex(digests: readonly string[]): ApiKeyIndex {
@@ -110,28 +104,30 @@ const providerParams = {
 } as const;
 
 export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
-  const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: deps.bodyLimitBytes ?? 65_536,
-    // No coercion: a number where a decimal string belongs is a 400, never a JS number.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
-    return503OnClosing: true,
+  const app = buildEdgeServer({
+    logger: deps.logger,
+    bodyLimitBytes: deps.bodyLimitBytes ?? 65_536,
+    noteReason: (request, reason) => {
+      request.gateway = { ...request.gateway, reason };
+    },
+    refusals: {
+      invalid: (detail) => ({ error: `invalid request: ${detail}`.slice(0, 300), reason: 'invalid_body' }),
+      tooLarge: { error: 'body too large', reason: 'body_too_large' },
+      client: (error) => ({ error: error.message.slice(0, 200) || 'bad request', reason: 'bad_request' }),
+      internal: { error: 'internal error', reason: 'internal_error', log: 'gateway request failed' },
+      notFound: { error: 'not found', reason: 'no_route' },
+    },
   });
   app.decorateRequest('gateway', null);
 
-  const send = (
-    request: { gateway: RequestState | null },
-    reply: import('fastify').FastifyReply,
-    answer: Answer,
-  ) => {
+  const send = (request: { gateway: RequestState | null }, reply: FastifyReply, answer: Answer) => {
     if (answer.reason) request.gateway = { ...request.gateway, reason: answer.reason };
     if (answer.headers) reply.headers(answer.headers);
     return reply.code(answer.status).send(answer.body);
   };
 
   /** One `gateway <METHOD> <route>` span per call: its partner calls and appends are its children. */
-  const traced = (request: import('fastify').FastifyRequest, call: () => Promise<Answer>) =>
+  const traced = (request: FastifyRequest, call: () => Promise<Answer>) =>
     withSpan(
       `gateway ${request.method} ${request.routeOptions.url ?? ''}`,
       {
@@ -147,7 +143,6 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
 
   // Authentication before the body is read: a caller without a key learns nothing else.
   app.addHook('onRequest', async (request, reply) => {
-    if (OPS_PATHS.has(request.url.split('?')[0]!)) return reply.code(404).send({ error: 'not found' });
     const header = request.headers['x-api-key'];
     const match = deps.keys.authenticate(typeof header === 'string' && header !== '' ? header : undefined);
     if (!match) {
@@ -158,30 +153,6 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
     }
     request.gateway = { keyId: match.keyId };
     return undefined;
-  });
-
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.validation) {
-      const message = `invalid request: ${error.message}`.slice(0, 300);
-      request.gateway = { ...request.gateway, reason: 'invalid_body' };
-      return reply.code(400).send({ error: message });
-    }
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      request.gateway = { ...request.gateway, reason: 'body_too_large' };
-      return reply.code(413).send({ error: 'body too large' });
-    }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      request.gateway = { ...request.gateway, reason: 'bad_request' };
-      return reply.code(status).send({ error: error.message.slice(0, 200) || 'bad request' });
-    }
-    request.log.error({ err: { message: error.message, stack: error.stack } }, 'gateway request failed');
-    request.gateway = { ...request.gateway, reason: 'internal_error' };
-    return reply.code(500).send({ error: 'internal error' });
-  });
-  app.setNotFoundHandler((request, reply) => {
-    request.gateway = { ...request.gateway, reason: 'no_route' };
-    return reply.code(404).send({ error: 'not found' });
   });
 
   app.addHook('onResponse', async (request, reply) => {

@@ -37,54 +37,44 @@ export class GatewayService {
   }
 
   async currencies(providerId: string, includeDisabled: boolean): Promise<Answer> {
-    const p = await this.provider(providerId);
-    if ('status' in p) return p;
-    const [currencies, sync] = await Promise.all([
-      readCurrencies(this.deps.pool, providerId, { includeDisabled }),
-      lastSync(this.deps.pool, providerId),
-    ]);
-    return {
-      status: 200,
-      body: {
-        providerId,
-        syncedAt: sync?.finishedAt ?? null,
-        currencies: currencies.map((c) => ({
-          id: c.id,
-          type: c.type,
-          ...(c.chainId !== null ? { chainId: c.chainId } : { blockchain: c.blockchain }),
-          ...(c.contract !== null ? { contract: c.contract } : {}),
-          platformId: p.setup.currencies[c.id] ?? null,
-          enabled: c.enabled,
-        })),
-      },
-    };
+    return this.catalog(providerId, 'currencies', async (p) =>
+      (await readCurrencies(this.deps.pool, providerId, { includeDisabled })).map((c) => ({
+        id: c.id,
+        type: c.type,
+        ...(c.chainId !== null ? { chainId: c.chainId } : { blockchain: c.blockchain }),
+        ...(c.contract !== null ? { contract: c.contract } : {}),
+        platformId: p.setup.currencies[c.id] ?? null,
+        enabled: c.enabled,
+      })),
+    );
   }
 
   async pairs(
     providerId: string,
     filter: { from?: string | undefined; to?: string | undefined; includeDisabled: boolean },
   ): Promise<Answer> {
+    return this.catalog(providerId, 'pairs', async () =>
+      (await readPairs(this.deps.pool, providerId, filter)).map((x) => ({
+        from: x.from,
+        to: x.to,
+        tradeMethods: x.tradeMethods,
+        minAmount: x.minAmount,
+        maxAmount: x.maxAmount,
+        enabled: x.enabled,
+      })),
+    );
+  }
+
+  /** A catalog list of an enabled provider, with the time of its last sync. */
+  private async catalog(
+    providerId: string,
+    key: 'currencies' | 'pairs',
+    read: (p: ProviderPartner) => Promise<unknown[]>,
+  ): Promise<Answer> {
     const p = await this.provider(providerId);
     if ('status' in p) return p;
-    const [pairs, sync] = await Promise.all([
-      readPairs(this.deps.pool, providerId, filter),
-      lastSync(this.deps.pool, providerId),
-    ]);
-    return {
-      status: 200,
-      body: {
-        providerId,
-        syncedAt: sync?.finishedAt ?? null,
-        pairs: pairs.map((x) => ({
-          from: x.from,
-          to: x.to,
-          tradeMethods: x.tradeMethods,
-          minAmount: x.minAmount,
-          maxAmount: x.maxAmount,
-          enabled: x.enabled,
-        })),
-      },
-    };
+    const [items, sync] = await Promise.all([read(p), lastSync(this.deps.pool, providerId)]);
+    return { status: 200, body: { providerId, syncedAt: sync?.finishedAt ?? null, [key]: items } };
   }
 
   /** POST /v1/quotes. */

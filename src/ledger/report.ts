@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { assertIdentifier } from '../db/client.ts';
 import { Decimal, formatDecimal } from '../money/decimal.ts';
 import { FINANCE_SCHEMA } from './finance-views.ts';
+import type { ReconciliationCheck } from '../events/types.ts';
 
 /**
  * The finance report of a period: the reconciliation summary (verdict counts, mismatches with their failing
@@ -38,15 +39,8 @@ export interface VerdictCount {
   swaps: number;
 }
 
-export interface FailingCheck {
-  name: string;
-  verdict: string;
-  expected: string | null;
-  actual: string | null;
-  delta: string | null;
-  tolerance: string | null;
-  detail: string | null;
-}
+/** A check of a verdict that is not MATCHED, as the SwapReconciled event carries it. */
+export type FailingCheck = ReconciliationCheck;
 
 export interface Mismatch {
   swapId: string;

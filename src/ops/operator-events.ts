@@ -1,5 +1,4 @@
-import { uuidv7 } from '../events/ids.ts';
-import { swapKey } from '../events/keys.ts';
+import { newEvent, type EventOrigin } from '../events/keys.ts';
 import type { PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
 import { isDecimalText } from '../money/decimal.ts';
 
@@ -13,27 +12,6 @@ export class OperatorInputError extends Error {
 function swapIdOfKey(key: string): string | null {
   if (key.startsWith('swap:')) return key.slice(key.indexOf(':', 5) + 1);
   return key.startsWith('request:') || key.startsWith('quote:') ? null : key;
-}
-
-function opsEnvelope<T extends 'SwapCorrected' | 'DeadLetterRetried' | 'DeadLetterDiscarded'>(
-  type: T,
-  key: string,
-  providerId: string,
-  payload: PayloadByType[T],
-  now: Date,
-): SwapEventOf<T> {
-  const time = now.toISOString();
-  return {
-    eventId: uuidv7(now.getTime()),
-    eventType: type,
-    swapId: swapIdOfKey(key),
-    aggregateKey: key,
-    providerId,
-    source: 'ops',
-    occurredAt: time,
-    recordedAt: time,
-    payload,
-  } as SwapEventOf<T>;
 }
 
 function requireText(name: string, value: string | undefined): string {
@@ -92,13 +70,16 @@ export function correctionEvent(input: CorrectionInput, now = new Date()): SwapE
   if (Object.values(changes).every((v) => v === null)) {
     throw new OperatorInputError('nothing to correct: give --status, --amount or a fee');
   }
-  return opsEnvelope(
-    'SwapCorrected',
-    swapKey(input.providerId, input.swapId),
-    input.providerId,
-    payload,
-    now,
-  );
+  return newEvent('SwapCorrected', now, payload, {
+    providerId: input.providerId,
+    source: 'ops',
+    swapId: input.swapId,
+  });
+}
+
+/** A dead letter's resolution goes to its own key; no provider is known for a message that did not decode. */
+function deadLetterOrigin(aggregateKey: string): EventOrigin {
+  return { providerId: '-', source: 'ops', swapId: swapIdOfKey(aggregateKey), aggregateKey };
 }
 
 export function deadLetterRetriedEvent(
@@ -106,17 +87,16 @@ export function deadLetterRetriedEvent(
   input: { by: string | undefined; reason?: string; replacementEventJson?: string },
   now = new Date(),
 ): SwapEvent {
-  return opsEnvelope(
+  return newEvent(
     'DeadLetterRetried',
-    deadLetter.aggregateKey,
-    '-',
+    now,
     {
       deadLetterId: deadLetter.deadLetterId,
       operator: requireText('--by', input.by),
       reason: input.reason?.trim() || null,
       replacementEventJson: input.replacementEventJson ?? null,
     },
-    now,
+    deadLetterOrigin(deadLetter.aggregateKey),
   );
 }
 
@@ -125,15 +105,14 @@ export function deadLetterDiscardedEvent(
   input: { by: string | undefined; reason: string | undefined },
   now = new Date(),
 ): SwapEvent {
-  return opsEnvelope(
+  return newEvent(
     'DeadLetterDiscarded',
-    deadLetter.aggregateKey,
-    '-',
+    now,
     {
       deadLetterId: deadLetter.deadLetterId,
       operator: requireText('--by', input.by),
       reason: requireText('--reason', input.reason),
     },
-    now,
+    deadLetterOrigin(deadLetter.aggregateKey),
   );
 }

@@ -48,6 +48,16 @@ export class OutboxWriteError extends Error {
   override name = 'OutboxWriteError';
 }
 
+/** What the publisher and the relay both work with. */
+interface OutboxParts {
+  pool: pg.Pool;
+  appender: Appender;
+  /** The topic the appender writes to: outbox rows are kept, and published, per topic. */
+  topic: string;
+  logger: Logger;
+  metrics?: OutboxMetrics;
+}
+
 /**
  * The gateway's way to record events: straight to Kafka when it acknowledges in time, else into the
  * Postgres outbox in the same call, in order (rules in ./order.ts). An event is lost only if both Kafka
@@ -61,13 +71,7 @@ export class DurablePublisher {
   private flusher: ((key: string) => Promise<void>) | undefined;
 
   constructor(
-    private readonly options: {
-      pool: pg.Pool;
-      appender: Appender;
-      /** The topic the appender writes to: outbox rows are kept per topic. */
-      topic: string;
-      logger: Logger;
-      metrics?: OutboxMetrics;
+    private readonly options: OutboxParts & {
       /** Default 30 s. */
       bypassMs?: number;
       now?: () => number;
@@ -219,14 +223,8 @@ export class OutboxRelay {
   private stopped = false;
 
   constructor(
-    private readonly options: {
-      pool: pg.Pool;
-      appender: Appender;
-      /** The appender's topic: only this topic's rows are published. */
-      topic: string;
-      logger: Logger;
+    private readonly options: OutboxParts & {
       batchSize?: number;
-      metrics?: OutboxMetrics;
       /** Called after each round that published something. */
       onPublished?: (count: number) => void;
     },

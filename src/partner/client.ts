@@ -1,15 +1,11 @@
-import { isDecimalText, parseDecimal } from '../money/decimal.ts';
-import { partnerTextProblem } from '../swap/text.ts';
 import {
   PartnerCursorLoopError,
   PartnerError,
   PartnerNetworkError,
   PartnerRequestError,
   PartnerResponseError,
-  partnerErrorFromResponse,
   partnerRetryability,
 } from './errors.ts';
-import { SpanKind, withSpan } from '../observability/tracing.ts';
 import { resolveRetryPolicy, withRetry, type Random, type RetryPolicy, type Sleep } from './retry.ts';
 import type {
   Currency,
@@ -30,8 +26,10 @@ import {
   validateStatusResponse,
   validateSwapResponse,
   swapResponseFeeFindings,
-  type ValidationContext,
 } from './validate.ts';
+import { type ValidationContext } from './checker.ts';
+import { exchange, type ExchangeTarget, type RequestParts } from './exchange.ts';
+import { checkSwapRequest, requireAmount, requireText } from './request-checks.ts';
 import {
   inspectProviderSig,
   type PayloadInspector,
@@ -112,24 +110,13 @@ export interface CreatedSwap {
 
 const DEFAULT_READ_TIMEOUT_MS = 10_000;
 const DEFAULT_SWAP_TIMEOUT_MS = 30_000;
-const NONCE_HEX = /^[0-9a-fA-F]{64}$/;
-// Codes meaning the request never left this machine, so no swap can exist.
-const NOT_SENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EADDRNOTAVAIL',
-  'ERR_INVALID_URL',
-]);
 
 export class PartnerClient {
   readonly provider: string;
-  private readonly baseUrl: string;
-  private readonly headers: Readonly<Record<string, string>>;
+  private readonly target: ExchangeTarget;
   private readonly readTimeoutMs: number;
   private readonly swapTimeoutMs: number;
   private readonly policy: RetryPolicy;
-  private readonly fetchImpl: typeof fetch;
   private readonly inspect: PayloadInspector;
 
   constructor(private readonly options: PartnerClientOptions) {
@@ -144,12 +131,18 @@ export class PartnerClient {
       throw new TypeError(`PartnerClient ${options.provider}: baseUrl must be http or https`);
     }
     this.provider = options.provider;
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.headers = { ...options.headers };
+    this.target = {
+      provider: options.provider,
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      headers: { ...options.headers },
+      fetchImpl: options.fetch ?? fetch,
+      maxBodyBytes: options.maxBodyBytes,
+      maxErrorBodyChars: options.maxErrorBodyChars,
+      now: options.now,
+    };
     this.readTimeoutMs = positive(options.timeouts?.readMs ?? DEFAULT_READ_TIMEOUT_MS, 'timeouts.readMs');
     this.swapTimeoutMs = positive(options.timeouts?.swapMs ?? DEFAULT_SWAP_TIMEOUT_MS, 'timeouts.swapMs');
     this.policy = resolveRetryPolicy(options.retry);
-    this.fetchImpl = options.fetch ?? fetch;
     this.inspect = options.inspectPayload ?? inspectProviderSig;
     if (options.pageLimit !== undefined) checkLimit(options.pageLimit, 'pageLimit');
   }
@@ -181,8 +174,8 @@ export class PartnerClient {
   /** POST /quote. `amount` is always sent (the schema requires it, fixed quotes included). */
   async quote(request: QuoteRequest, opts: CallOptions = {}): Promise<QuoteResponse> {
     const op = 'quote';
-    this.requireText(op, request as unknown as Record<string, unknown>, ['from', 'to']);
-    this.requireAmount(op, 'amount', request.amount);
+    requireText(this.provider, op, request as unknown as Record<string, unknown>, ['from', 'to']);
+    requireAmount(this.provider, op, 'amount', request.amount);
     if (
       request.tradeMethod !== undefined &&
       request.tradeMethod !== 'fixed' &&
@@ -197,16 +190,16 @@ export class PartnerClient {
   /** POST /swap/fixed. Never retried: each call creates a new swap (see the class comment). */
   async createFixedSwap(request: SwapRequestFixed, opts: SwapCallOptions = {}): Promise<CreatedSwap> {
     const op = 'swap-fixed';
-    this.requireText(op, request as unknown as Record<string, unknown>, ['quoteId']);
-    this.checkSwapRequest(op, request);
+    requireText(this.provider, op, request as unknown as Record<string, unknown>, ['quoteId']);
+    checkSwapRequest(this.provider, op, request);
     return this.createSwap(op, '/swap/fixed', request, opts);
   }
 
   /** POST /swap/float. Never retried: each call creates a new swap (see the class comment). */
   async createFloatSwap(request: SwapRequestFloat, opts: SwapCallOptions = {}): Promise<CreatedSwap> {
     const op = 'swap-float';
-    this.requireAmount(op, 'amount', request.amount);
-    this.checkSwapRequest(op, request);
+    requireAmount(this.provider, op, 'amount', request.amount);
+    checkSwapRequest(this.provider, op, request);
     return this.createSwap(op, '/swap/float', request, opts);
   }
 
@@ -216,7 +209,7 @@ export class PartnerClient {
     if (typeof swapId !== 'string' || swapId.trim() === '') {
       throw new PartnerRequestError(this.provider, op, 'swapId', 'must be a non-empty string');
     }
-    this.requireText(op, { swapId }, ['swapId']);
+    requireText(this.provider, op, { swapId }, ['swapId']);
     const body = await this.read(op, 'GET', '/status', { query: { swapId }, swapId, signal: opts.signal });
     return validateStatusResponse(body, this.ctx(op));
   }
@@ -228,7 +221,8 @@ export class PartnerClient {
     opts: SwapCallOptions,
   ): Promise<CreatedSwap> {
     // One attempt only: a retry would create a second swap.
-    const body = await this.send(
+    const body = await exchange(
+      this.target,
       op,
       'POST',
       path,
@@ -317,7 +311,7 @@ export class PartnerClient {
     path: string,
     req: RequestParts,
   ): Promise<unknown> {
-    return withRetry(() => this.send(op, method, path, req, this.readTimeoutMs), {
+    return withRetry(() => exchange(this.target, op, method, path, req, this.readTimeoutMs), {
       policy: this.policy,
       classify: partnerRetryability,
       sleep: this.options.sleep,
@@ -327,195 +321,13 @@ export class PartnerClient {
     });
   }
 
-  /** One HTTP exchange, traced as a `partner <operation>` span (each retry is its own span). */
-  private send(
-    op: PartnerOperation,
-    method: 'GET' | 'POST',
-    path: string,
-    req: RequestParts,
-    timeoutMs: number,
-  ): Promise<unknown> {
-    return withSpan(
-      `partner ${op}`,
-      {
-        kind: SpanKind.CLIENT,
-        attributes: {
-          'swap_ledger.provider': this.provider,
-          'swap_ledger.partner_operation': op,
-          'http.request.method': method,
-          'url.path': path,
-        },
-      },
-      () => this.exchange(op, method, path, req, timeoutMs),
-    );
-  }
-
-  /** One HTTP exchange: the parsed 2xx JSON body, or a typed PartnerError. */
-  private async exchange(
-    op: PartnerOperation,
-    method: 'GET' | 'POST',
-    path: string,
-    req: RequestParts,
-    timeoutMs: number,
-  ): Promise<unknown> {
-    const url = new URL(this.baseUrl + path);
-    for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
-    const headers: Record<string, string> = { accept: 'application/json', ...this.headers };
-    if (req.body !== undefined) headers['content-type'] = 'application/json';
-    let status: number;
-    let responseHeaders: Headers;
-    let text: string;
-    let tooLarge: boolean;
-    try {
-      const res = await this.fetchImpl(url, {
-        method,
-        headers,
-        body: req.body === undefined ? undefined : JSON.stringify(req.body),
-        signal,
-        redirect: 'error',
-      });
-      status = res.status;
-      responseHeaders = res.headers;
-      ({ text, tooLarge } = await readBody(res, this.options.maxBodyBytes ?? 8 * 1024 * 1024));
-    } catch (e) {
-      if (req.signal?.aborted) throw req.signal.reason ?? e; // the caller gave up: not a partner failure
-      const timedOut = timeout.aborted;
-      const code = errorCode(e);
-      throw new PartnerNetworkError(
-        this.provider,
-        op,
-        timedOut,
-        timedOut || !NOT_SENT_CODES.has(code ?? ''),
-        e,
-      );
-    }
-    if (status < 200 || status > 299) {
-      throw partnerErrorFromResponse({
-        provider: this.provider,
-        operation: op,
-        status,
-        headers: responseHeaders,
-        bodyText: text,
-        swapId: req.swapId,
-        maxBodyChars: this.options.maxErrorBodyChars,
-        now: this.options.now,
-      });
-    }
-    if (tooLarge)
-      throw new PartnerResponseError(
-        this.provider,
-        op,
-        '',
-        'body larger than the configured maximum',
-        status,
-      );
-    try {
-      return JSON.parse(text) as unknown;
-    } catch (e) {
-      const err = new PartnerResponseError(
-        this.provider,
-        op,
-        '',
-        `body is not JSON: ${(e as Error).message}`,
-        status,
-      );
-      err.received = text.slice(0, this.options.maxErrorBodyChars ?? 500);
-      throw err;
-    }
-  }
-
   private ctx(operation: PartnerOperation): ValidationContext {
     return { provider: this.provider, operation };
   }
-
-  private requireText(op: PartnerOperation, o: Record<string, unknown>, keys: readonly string[]): void {
-    for (const k of keys) {
-      const v = o[k];
-      if (typeof v !== 'string' || v.trim() === '') {
-        throw new PartnerRequestError(this.provider, op, k, 'must be a non-empty string');
-      }
-      this.requirePrintable(op, k, v);
-    }
-  }
-
-  private requirePrintable(op: PartnerOperation, field: string, v: string): void {
-    const problem = partnerTextProblem(v);
-    if (problem !== undefined) throw new PartnerRequestError(this.provider, op, field, problem);
-  }
-
-  private requireAmount(op: PartnerOperation, field: string, v: unknown): void {
-    if (!isDecimalText(v))
-      throw new PartnerRequestError(this.provider, op, field, 'must be a decimal string');
-    if (!parseDecimal(v).gt(0)) throw new PartnerRequestError(this.provider, op, field, 'must be above zero');
-  }
-
-  private checkSwapRequest(op: PartnerOperation, r: SwapRequestFixed | SwapRequestFloat): void {
-    const o = r as unknown as Record<string, unknown>;
-    this.requireText(op, o, [
-      'refundAddress',
-      'payoutAddress',
-      'currencyFrom',
-      'currencyTo',
-      'payloadCurrencyFrom',
-      'payloadCurrencyTo',
-    ]);
-    // The nonce becomes device_transaction_id_ng: exactly 32 bytes.
-    if (typeof r.nonce !== 'string' || !NONCE_HEX.test(r.nonce)) {
-      throw new PartnerRequestError(this.provider, op, 'nonce', 'must be 64 hex digits (32 bytes)');
-    }
-    for (const k of ['refundAddressExtraId', 'payoutAddressExtraId'] as const) {
-      const v = r[k];
-      if (v !== undefined && typeof v !== 'string') {
-        throw new PartnerRequestError(this.provider, op, k, 'must be a string');
-      }
-      if (v !== undefined) this.requirePrintable(op, k, v);
-    }
-    if (r.slippage !== undefined) {
-      if (!isDecimalText(r.slippage) || parseDecimal(r.slippage).lt(0) || parseDecimal(r.slippage).gt(1)) {
-        throw new PartnerRequestError(this.provider, op, 'slippage', 'must be a decimal ratio from 0 to 1');
-      }
-    }
-  }
-}
-
-interface RequestParts {
-  readonly query?: Readonly<Record<string, string>>;
-  readonly body?: unknown;
-  readonly swapId?: string;
-  readonly signal?: AbortSignal | undefined;
 }
 
 export function isPartnerError(e: unknown): e is PartnerError {
   return e instanceof PartnerError;
-}
-
-async function readBody(res: Response, maxBytes: number): Promise<{ text: string; tooLarge: boolean }> {
-  if (!res.body) return { text: '', tooLarge: false };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      chunks.push(value.subarray(0, value.byteLength - (size - maxBytes)));
-      return { text: new TextDecoder().decode(Buffer.concat(chunks)), tooLarge: true };
-    }
-    chunks.push(value);
-  }
-  return { text: new TextDecoder().decode(Buffer.concat(chunks)), tooLarge: false };
-}
-
-function errorCode(e: unknown): string | undefined {
-  for (let cur: unknown = e, depth = 0; cur && depth < 4; cur = (cur as { cause?: unknown }).cause, depth++) {
-    const code = (cur as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
 }
 
 function positive(n: number, name: string): number {

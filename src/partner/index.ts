@@ -37,9 +37,9 @@ export {
   withRetry,
   type RetryPolicy,
 } from './retry.ts';
+export { parsePartnerTimestamp } from './checker.ts';
 export {
   currencyNetwork,
-  parsePartnerTimestamp,
   providerSignatureOf,
   validateCurrency,
   validateCurrencyListResponse,

@@ -1,5 +1,4 @@
 import { isDecimalText, parseDecimal } from '../money/decimal.ts';
-import { partnerTextProblem } from '../swap/text.ts';
 import { PartnerResponseError } from './errors.ts';
 import type {
   Currency,
@@ -7,134 +6,22 @@ import type {
   CurrencyNetwork,
   Pair,
   PairListResponse,
-  PartnerOperation,
   ProviderSig,
   QuoteRequest,
   QuoteResponse,
   SwapResponse,
   SwapStatus,
-  TradeMethod,
 } from './types.ts';
 import { finding, type Finding } from '../payload/findings.ts';
+import { Checker, describe, join, kindOf, type Obj, type ValidationContext } from './checker.ts';
 
 /**
  * Hand-rolled validators of the partner's 2xx bodies. Each returns a shallow copy of the body (unknown
  * extra fields kept, optional nulls dropped) or throws a PartnerResponseError naming the field path.
  */
 
-export interface ValidationContext {
-  readonly provider: string;
-  readonly operation: PartnerOperation;
-}
-
-type Obj = Record<string, unknown>;
-
-class Checker {
-  constructor(readonly ctx: ValidationContext) {}
-
-  fail(path: string, reason: string): never {
-    throw new PartnerResponseError(this.ctx.provider, this.ctx.operation, path, reason);
-  }
-
-  object(v: unknown, path: string): Obj {
-    if (typeof v !== 'object' || v === null || Array.isArray(v))
-      this.fail(path, `expected an object, got ${kindOf(v)}`);
-    return v as Obj;
-  }
-
-  array(v: unknown, path: string): unknown[] {
-    if (!Array.isArray(v)) this.fail(path, `expected an array, got ${kindOf(v)}`);
-    return v;
-  }
-
-  string(o: Obj, key: string, path: string, maxLength?: number): string {
-    const v = o[key];
-    if (typeof v !== 'string') this.fail(join(path, key), `expected a non-empty string, got ${kindOf(v)}`);
-    if (v.trim() === '') this.fail(join(path, key), 'must not be empty');
-    return this.text(v, join(path, key), maxLength);
-  }
-
-  /** undefined for absent or null. */
-  optionalString(o: Obj, key: string, path: string, maxLength?: number): string | undefined {
-    const v = o[key];
-    if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'string') this.fail(join(path, key), `expected a string, got ${kindOf(v)}`);
-    return this.text(v, join(path, key), maxLength);
-  }
-
-  /** Partner text is stored (jsonb, text columns): printable and bounded, or refused here. */
-  text(v: string, path: string, maxLength?: number): string {
-    const problem = partnerTextProblem(v, maxLength);
-    if (problem !== undefined) this.fail(path, problem);
-    return v;
-  }
-
-  /** A fee the interface requires but the partner sent as a number, null or nothing: unknown, not refused. */
-  feeOrUnknown(o: Obj, key: string, path: string): string | null {
-    const v = o[key];
-    if (v === undefined || v === null || typeof v === 'number') return null;
-    return this.decimalValue(v, join(path, key));
-  }
-
-  decimal(o: Obj, key: string, path: string): string {
-    const v = o[key];
-    if (v === undefined || v === null) this.fail(join(path, key), 'missing (required decimal string)');
-    return this.decimalValue(v, join(path, key));
-  }
-
-  optionalDecimal(o: Obj, key: string, path: string): string | undefined {
-    const v = o[key];
-    return v === undefined || v === null ? undefined : this.decimalValue(v, join(path, key));
-  }
-
-  /** Non-negative decimal text; a JSON number is refused (it has already lost precision). */
-  decimalValue(v: unknown, path: string): string {
-    if (typeof v === 'number') this.fail(path, `expected a decimal string, got the number ${String(v)}`);
-    if (!isDecimalText(v)) this.fail(path, `expected a decimal string, got ${describe(v)}`);
-    if (v.startsWith('-') && !parseDecimal(v).isZero()) this.fail(path, `must not be negative, got "${v}"`);
-    return v;
-  }
-
-  ratio(o: Obj, key: string, path: string): string | undefined {
-    const v = this.optionalDecimal(o, key, path);
-    if (v !== undefined && parseDecimal(v).gt(1))
-      this.fail(join(path, key), `must be a ratio from 0 to 1, got "${v}"`);
-    return v;
-  }
-
-  timestamp(o: Obj, key: string, path: string): string {
-    const v = o[key];
-    if (typeof v !== 'string')
-      this.fail(join(path, key), `expected an ISO-8601 timestamp string, got ${kindOf(v)}`);
-    if (parsePartnerTimestamp(v) === undefined) {
-      this.fail(
-        join(path, key),
-        `expected an ISO-8601 timestamp with an offset (Z, +00:00 or +0000), got ${describe(v)}`,
-      );
-    }
-    return v;
-  }
-
-  tradeMethod(v: unknown, path: string): TradeMethod {
-    if (v !== 'fixed' && v !== 'float') this.fail(path, `expected "fixed" or "float", got ${describe(v)}`);
-    return v;
-  }
-
-  cursor(o: Obj, path: string): string | null {
-    if (!('next_cursor' in o))
-      this.fail(join(path, 'next_cursor'), 'missing (string, or null on the last page)');
-    const v = o.next_cursor;
-    if (v === null) return null;
-    if (typeof v !== 'string' || v === '') {
-      this.fail(join(path, 'next_cursor'), `expected a non-empty string or null, got ${describe(v)}`);
-    }
-    return this.text(v, join(path, 'next_cursor'), MAX_CURSOR);
-  }
-}
-
 const INT32_MAX = 2 ** 31 - 1;
-/** Opaque cursors and the signed payload are longer than ids; still bounded. */
-const MAX_CURSOR = 2048;
+/** The signed payload is longer than ids; still bounded. */
 const MAX_SIG_TEXT = 16_384;
 
 export function validateCurrency(v: unknown, path: string, ctx: ValidationContext): Currency {
@@ -334,49 +221,6 @@ export function validateStatusResponse(body: unknown, ctx: ValidationContext): S
   return out as unknown as SwapStatus;
 }
 
-const TIMESTAMP =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/;
-
-/**
- * ISO-8601 date-time with an explicit offset: `Z`, `+00:00`, or the interface's `+0000` (which
- * Date.parse does not read everywhere). A local time without offset is refused: it names no instant.
- */
-export function parsePartnerTimestamp(text: string): Date | undefined {
-  const m = TIMESTAMP.exec(text);
-  if (!m) return undefined;
-  const [, y, mo, d, h, mi, s = '0', frac = '', z, sign, oh = '0', om = '0'] = m;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map((x) =>
-    Number.parseInt(x!, 10),
-  ) as [number, number, number, number, number, number];
-  const offH = Number.parseInt(oh, 10);
-  const offM = Number.parseInt(om, 10);
-  if (
-    month < 1 ||
-    month > 12 ||
-    day < 1 ||
-    hour > 23 ||
-    minute > 59 ||
-    second > 59 ||
-    offH > 23 ||
-    offM > 59
-  ) {
-    return undefined;
-  }
-  const local = Date.UTC(
-    year,
-    month - 1,
-    day,
-    hour,
-    minute,
-    second,
-    Number.parseInt((frac + '00').slice(0, 3), 10),
-  );
-  const check = new Date(local);
-  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined; // e.g. 02-30
-  const offsetMs = z ? 0 : (sign === '-' ? -1 : 1) * (offH * 60 + offM) * 60_000;
-  return new Date(local - offsetMs);
-}
-
 function setOptional(o: Obj, key: string, v: unknown): void {
   if (v === undefined) delete o[key];
   else o[key] = v;
@@ -384,21 +228,4 @@ function setOptional(o: Obj, key: string, v: unknown): void {
 
 function blankToUndefined(v: unknown): unknown {
   return v === null || v === undefined || (typeof v === 'string' && v.trim() === '') ? undefined : v;
-}
-
-function join(path: string, key: string): string {
-  return path ? `${path}.${key}` : key;
-}
-
-function kindOf(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (v === undefined) return 'nothing (missing)';
-  return typeof v === 'string' ? `"${v.length > 40 ? v.slice(0, 40) + '…' : v}"` : typeof v;
-}
-
-function describe(v: unknown): string {
-  if (typeof v === 'string') return `"${v.length > 40 ? v.slice(0, 40) + '…' : v}"`;
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return kindOf(v);
 }

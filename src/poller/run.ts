@@ -1,5 +1,4 @@
 import cron, { type ScheduledTask } from 'node-cron';
-import { Teardown } from '../lifecycle/teardown.ts';
 import {
   dependencyChecks,
   openOpsListener,
@@ -9,37 +8,32 @@ import {
 import type pg from 'pg';
 import { syncCatalog, type CatalogSyncReport } from '../catalog/sync.ts';
 import type { Config } from '../config/config.ts';
-import { createPool } from '../db/client.ts';
-import { migratePlatform } from '../db/migrate.ts';
-import { openAppender } from '../events/open.ts';
+import { openAppender, type AppenderConfig } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
 import { outboxKeyFlusher } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
-import { checkCredentials, loadProvidersFileIfSet } from '../providers/store.ts';
+import { openProviderPool } from '../providers/start.ts';
+import { checkCredentials } from '../providers/reads.ts';
 import { Poller, postgresPollerStore, type TickReport } from './poller.ts';
 
-export type PollerConfig = Pick<
-  Config,
-  | 'DATABASE_URL'
-  | 'KAFKA_BROKERS'
-  | 'SCHEMA_REGISTRY_URL'
-  | 'EVENTS_TOPIC'
-  | 'KAFKA_CLIENT_ID'
-  | 'KAFKA_SEND_TIMEOUT_MS'
-  | 'PROJECTION_SCHEMA'
-  | 'PROVIDERS_FILE'
-  | 'PROVIDER_REFRESH_MS'
-  | 'POLL_CRON'
-  | 'POLL_PROVIDERS'
-  | 'POLL_CLOSED_GRACE_HOURS'
-  | 'POLL_CONCURRENCY'
-  | 'POLL_RATE_PER_SECOND'
-  | 'POLL_RATE_BURST'
-  | 'POLL_BACKOFF_BASE_MS'
-  | 'POLL_BACKOFF_MAX_MS'
-  | 'POLL_CONFIRM_WINDOW_HOURS'
-  | 'CATALOG_SYNC_CRON'
->;
+export type PollerConfig = AppenderConfig &
+  Pick<
+    Config,
+    | 'DATABASE_URL'
+    | 'PROJECTION_SCHEMA'
+    | 'PROVIDERS_FILE'
+    | 'PROVIDER_REFRESH_MS'
+    | 'POLL_CRON'
+    | 'POLL_PROVIDERS'
+    | 'POLL_CLOSED_GRACE_HOURS'
+    | 'POLL_CONCURRENCY'
+    | 'POLL_RATE_PER_SECOND'
+    | 'POLL_RATE_BURST'
+    | 'POLL_BACKOFF_BASE_MS'
+    | 'POLL_BACKOFF_MAX_MS'
+    | 'POLL_CONFIRM_WINDOW_HOURS'
+    | 'CATALOG_SYNC_CRON'
+  >;
 
 export interface RunningPoller {
   readonly poller: Poller;
@@ -80,17 +74,18 @@ export async function startPoller(
   logger: Logger,
   extra: { env?: NodeJS.ProcessEnv; now?: () => number; schedule?: boolean } = {},
 ): Promise<RunningPoller> {
-  await migratePlatform(config.DATABASE_URL);
-  const pool = createPool(config.DATABASE_URL, {
-    searchPath: config.PROJECTION_SCHEMA,
-    max: 6,
-    applicationName: 'swap-ledger-poller',
-  });
-  const teardown = new Teardown();
-  teardown.add(() => pool.end());
+  const { pool, teardown } = await openProviderPool(
+    config,
+    {
+      searchPath: config.PROJECTION_SCHEMA,
+      max: 6,
+      applicationName: 'swap-ledger-poller',
+    },
+    logger,
+    extra.env,
+  );
   const stopAll = () => teardown.run();
   try {
-    await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
     await checkCredentials(pool, logger, extra.env);
     const appender = await openAppender(config, 'poller', logger);
     teardown.add(() => appender.stop());

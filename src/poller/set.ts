@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { reportValuesOfRow, type ReportColumns } from '../swap/report.ts';
 import type { PolledSwap } from './change.ts';
 
 /**
@@ -6,20 +7,13 @@ import type { PolledSwap } from './change.ts';
  * platform tables are qualified.
  */
 
-interface Row {
+interface Row extends ReportColumns {
   swap_id: string;
   provider_id: string;
   status: string;
   status_class: string;
   final: boolean;
   version: number | null;
-  amount_to: string | null;
-  provider_fees: string | null;
-  referral_fees: string | null;
-  payout_network_fees: string | null;
-  payin_transaction_id: string | null;
-  payout_transaction_id: string | null;
-  refund_transaction_id: string | null;
 }
 
 const polled = (r: Row): PolledSwap => ({
@@ -29,13 +23,7 @@ const polled = (r: Row): PolledSwap => ({
   statusClass: r.status_class,
   final: r.final,
   version: r.version,
-  amountTo: r.amount_to,
-  providerFees: r.provider_fees,
-  referralFees: r.referral_fees,
-  payoutNetworkFees: r.payout_network_fees,
-  payinTransactionId: r.payin_transaction_id,
-  payoutTransactionId: r.payout_transaction_id,
-  refundTransactionId: r.refund_transaction_id,
+  ...reportValuesOfRow(r),
 });
 
 const COLUMNS = `s.swap_id, s.provider_id, s.status, s.status_class, s.final, s.version, s.amount_to,

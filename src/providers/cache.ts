@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/log.ts';
 import { ApiKeyIndex } from './api-keys.ts';
-import { readRegistry, type Db, type ProviderRuntime } from './store.ts';
+import { type Db } from './store.ts';
+import { readRegistry, type ProviderRuntime } from './reads.ts';
 
 /** One consistent view of the registry: swapped whole on each refresh, never edited in place. */
 export interface RegistrySnapshot {

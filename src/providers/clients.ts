@@ -1,5 +1,6 @@
 import { PartnerClient, type PartnerClientOptions } from '../partner/client.ts';
-import { readProviderSetup, type Db, type ProviderSetup } from './store.ts';
+import { type Db } from './store.ts';
+import { readProviderSetup, type ProviderSetup } from './reads.ts';
 
 /** A provider's setup as last read from the registry, and a partner client built from it. */
 export interface ProviderPartner {

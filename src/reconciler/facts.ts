@@ -5,11 +5,25 @@ import {
   type InspectSwapPayloadInput,
   type PartnerKey,
   type ProviderSig,
+  type SwapRequestFields,
   type TradeMethod,
 } from '../payload/index.ts';
 import { reconcileSwap } from './checks.ts';
 import type { ReconciliationPolicy } from './policy.ts';
 import type { FinalReport, ReconciliationInput, ReconciliationResult, SwapCreationFacts } from './types.ts';
+
+/** The request fields the payload signs: the checks and the payload inspection read the same ones. */
+function signedRequestFields(r: Omit<SwapRequestFields, 'amount'>): Omit<SwapRequestFields, 'amount'> {
+  return {
+    payloadCurrencyFrom: r.payloadCurrencyFrom,
+    payloadCurrencyTo: r.payloadCurrencyTo,
+    nonce: r.nonce,
+    payoutAddress: r.payoutAddress,
+    payoutAddressExtraId: r.payoutAddressExtraId,
+    refundAddress: r.refundAddress,
+    refundAddressExtraId: r.refundAddressExtraId,
+  };
+}
 
 /** The creation facts as the SwapCreated event recorded them. */
 export function creationFactsFromSwapCreated(event: SwapCreated): SwapCreationFacts {
@@ -17,13 +31,7 @@ export function creationFactsFromSwapCreated(event: SwapCreated): SwapCreationFa
   return {
     tradeMethod: r.tradeMethod,
     request: {
-      payloadCurrencyFrom: r.payloadCurrencyFrom,
-      payloadCurrencyTo: r.payloadCurrencyTo,
-      nonce: r.nonce,
-      payoutAddress: r.payoutAddress,
-      payoutAddressExtraId: r.payoutAddressExtraId,
-      refundAddress: r.refundAddress,
-      refundAddressExtraId: r.refundAddressExtraId,
+      ...signedRequestFields(r),
       amountFrom: r.amountFrom,
       slippage: r.slippage,
     },
@@ -89,13 +97,7 @@ export function inspectionInputFor(
   return {
     providerSig: providerSigOf(creation),
     request: {
-      payloadCurrencyFrom: r.payloadCurrencyFrom,
-      payloadCurrencyTo: r.payloadCurrencyTo,
-      nonce: r.nonce,
-      payoutAddress: r.payoutAddress,
-      payoutAddressExtraId: r.payoutAddressExtraId,
-      refundAddress: r.refundAddress,
-      refundAddressExtraId: r.refundAddressExtraId,
+      ...signedRequestFields(r),
       amount: r.amountFrom,
     },
     response: { payinAddress: creation.payinAddress },

@@ -1,6 +1,6 @@
 import type { ReconciliationCheck } from '../events/types.ts';
 import type { DecimalsLookup } from '../money/currencies.ts';
-import type { PayloadInspection } from '../payload/index.ts';
+import type { PayloadInspection, SwapRequestFields } from '../payload/index.ts';
 
 /**
  * A check's verdict. MATCHED: equal. WITHIN_TOLERANCE: different, but inside what was agreed
@@ -48,15 +48,7 @@ export interface ReconciliationResult {
 export type AmountText = string | null | undefined;
 
 /** What the platform asked for (SwapRequestFixed / SwapRequestFloat), platform currency ids. */
-export interface ReconciliationRequest {
-  readonly payloadCurrencyFrom: string;
-  readonly payloadCurrencyTo: string;
-  /** Hex of the 32-byte nonce, signed as device_transaction_id_ng. */
-  readonly nonce: string;
-  readonly payoutAddress: string;
-  readonly payoutAddressExtraId?: string | null | undefined;
-  readonly refundAddress: string;
-  readonly refundAddressExtraId?: string | null | undefined;
+export interface ReconciliationRequest extends Omit<SwapRequestFields, 'amount'> {
   /** Float swaps: the source amount asked for. */
   readonly amountFrom?: AmountText;
   /** Ratio 0 to 1; wins over the quote's defaultSlippage when present. */

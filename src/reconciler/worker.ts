@@ -3,11 +3,12 @@ import cron, { type ScheduledTask } from 'node-cron';
 import { newEvent } from '../events/keys.ts';
 import type { EventAppender } from '../events/producer.ts';
 import { formatSwapRef, type SwapRef } from '../swap/ref.ts';
+import { reportValuesOfRow } from '../swap/report.ts';
 import type { SwapCreated, SwapEventOf } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry, Counter } from '../observability/metrics.ts';
 import { contextFromTraceParent, SpanKind, withSpan } from '../observability/tracing.ts';
-import { readProviderSetup } from '../providers/store.ts';
+import { readProviderSetup } from '../providers/reads.ts';
 import { toSwapReconciled } from './checks.ts';
 import { creationFactsFromSwapCreated, finalReportFromSwapRow, inspectAndReconcile } from './facts.ts';
 import type { ReconciliationPolicy } from './policy.ts';
@@ -105,13 +106,7 @@ export class Reconciler {
         final: finalReportFromSwapRow({
           status: row.status,
           final: row.final,
-          amountTo: row.amount_to,
-          providerFees: row.provider_fees,
-          referralFees: row.referral_fees,
-          payoutNetworkFees: row.payout_network_fees,
-          payinTransactionId: row.payin_transaction_id,
-          payoutTransactionId: row.payout_transaction_id,
-          refundTransactionId: row.refund_transaction_id,
+          ...reportValuesOfRow(row),
         }),
         conflicts: conflicts.rows.map((c) => ({
           field: c.field,

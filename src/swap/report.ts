@@ -38,6 +38,30 @@ export function reportValues(p: StatusReported): ReportValues {
   };
 }
 
+/** The report's fields as the swaps table names its columns. */
+export interface ReportColumns {
+  amount_to: string | null;
+  provider_fees: string | null;
+  referral_fees: string | null;
+  payout_network_fees: string | null;
+  payin_transaction_id: string | null;
+  payout_transaction_id: string | null;
+  refund_transaction_id: string | null;
+}
+
+/** A swaps row's report fields (webhook lookup, polling set, reconciler): the one column-to-field map. */
+export function reportValuesOfRow(row: ReportColumns): ReportValues {
+  return {
+    amountTo: row.amount_to,
+    providerFees: row.provider_fees,
+    referralFees: row.referral_fees,
+    payoutNetworkFees: row.payout_network_fees,
+    payinTransactionId: row.payin_transaction_id,
+    payoutTransactionId: row.payout_transaction_id,
+    refundTransactionId: row.refund_transaction_id,
+  };
+}
+
 /** The class the ingest decided; events from before classes existed carry only `final`. */
 export function reportClass(p: Pick<StatusReported, 'statusClass' | 'final'>): StatusClass {
   if (p.statusClass === 'open' || p.statusClass === 'closed' || p.statusClass === 'final')

@@ -1,5 +1,4 @@
-import { uuidv7 } from '../events/ids.ts';
-import { quoteKey, requestKey, swapKey } from '../events/keys.ts';
+import { newEvent, quoteKey, requestKey } from '../events/keys.ts';
 import { DEFAULT_FINAL_STATUSES, statusClassOf } from '../swap/status.ts';
 import type { EventSource, PayloadByType, SwapEvent, SwapEventOf, SwapRequest } from '../events/types.ts';
 
@@ -15,6 +14,7 @@ export function at(seconds?: number): string {
   return new Date(T0 + (seconds ?? clock++) * 1000).toISOString();
 }
 
+/** newEvent with test defaults: partner-a, source gateway, the next tick of the test clock. */
 function envelope<T extends keyof PayloadByType>(
   type: T,
   payload: PayloadByType[T],
@@ -28,20 +28,13 @@ function envelope<T extends keyof PayloadByType>(
     time?: string;
   },
 ): SwapEventOf<T> {
-  const time = opts.time ?? at();
-  const providerId = opts.providerId ?? 'partner-a';
-  const aggregateKey = opts.aggregateKey ?? swapKey(providerId, opts.swapId!);
-  return {
-    eventId: opts.eventId ?? uuidv7(),
-    eventType: type,
-    swapId: opts.swapId ?? null,
-    aggregateKey,
-    providerId,
+  return newEvent(type, new Date(opts.time ?? at()), payload, {
+    providerId: opts.providerId ?? 'partner-a',
     source: opts.source ?? 'gateway',
-    occurredAt: time,
-    recordedAt: time,
-    payload,
-  } as SwapEventOf<T>;
+    swapId: opts.swapId ?? null,
+    ...(opts.aggregateKey !== undefined ? { aggregateKey: opts.aggregateKey } : {}),
+    ...(opts.eventId !== undefined ? { eventId: opts.eventId } : {}),
+  });
 }
 
 export function swapRequest(overrides: Partial<SwapRequest> = {}): SwapRequest {

@@ -7,8 +7,8 @@ import {
   validateQuoteResponse,
   validateStatusResponse,
   validateSwapResponse,
-  type ValidationContext,
 } from '../../src/partner/validate.ts';
+import { type ValidationContext } from '../../src/partner/checker.ts';
 
 /** Input bounds of the partner client's validation (DESIGN "Input bounds") and issue 13 point 7. */
 

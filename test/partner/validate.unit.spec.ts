@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { PartnerResponseError } from '../../src/partner/errors.ts';
 import {
   currencyNetwork,
-  parsePartnerTimestamp,
   providerSignatureOf,
   validateCurrency,
   validateCurrencyListResponse,
@@ -10,8 +9,8 @@ import {
   validateQuoteResponse,
   validateStatusResponse,
   validateSwapResponse,
-  type ValidationContext,
 } from '../../src/partner/validate.ts';
+import { parsePartnerTimestamp, type ValidationContext } from '../../src/partner/checker.ts';
 
 const ctx = (operation: ValidationContext['operation']): ValidationContext => ({ provider: 'p1', operation });
 

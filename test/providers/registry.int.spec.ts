@@ -15,14 +15,13 @@ import { recordCreatedSwap } from '../../src/gateway/created.ts';
 import { ProviderClients } from '../../src/providers/clients.ts';
 import { UnresolvedCredentialError } from '../../src/providers/secrets.ts';
 import { pino } from 'pino';
+import { loadProvidersFileIfSet, loadProviders } from '../../src/providers/store.ts';
 import {
   checkCredentials,
-  loadProvidersFileIfSet,
   listProviders,
-  loadProviders,
   readProviderSetup,
   readRegistry,
-} from '../../src/providers/store.ts';
+} from '../../src/providers/reads.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 
 const K1 =

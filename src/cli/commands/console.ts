@@ -1,7 +1,5 @@
-import { parseOptions, UsageError, type Command } from '../command.ts';
+import { parseOptions, UsageError, financeSchemaOption, runUntilSignal, type Command } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
-import { assertIdentifier } from '../../db/client.ts';
-import { FINANCE_SCHEMA } from '../../ledger/finance-views.ts';
 import { createLogger } from '../../observability/log.ts';
 import { ConsoleConfigError, startConsole } from '../../console/run.ts';
 
@@ -13,12 +11,7 @@ export const consoleServeCommand: Command = {
   async run(args, io) {
     const { values, positionals } = parseOptions(args, { values: ['host', 'port', 'finance-schema'] });
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const financeSchema = values['finance-schema'] ?? FINANCE_SCHEMA;
-    try {
-      assertIdentifier(financeSchema);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+    const financeSchema = financeSchemaOption(values['finance-schema']);
     const env = { ...process.env };
     if (values.host !== undefined) env.CONSOLE_HOST = values.host;
     if (values.port !== undefined) env.CONSOLE_PORT = values.port;
@@ -41,12 +34,6 @@ export const consoleServeCommand: Command = {
       { url: running.url, schema: config.PROJECTION_SCHEMA, finance: financeSchema },
       'console listening',
     );
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    logger.info('stopping console');
-    await running.stop();
-    return 0;
+    return runUntilSignal(running, logger, 'console');
   },
 };

@@ -1,4 +1,4 @@
-import { parseOptions, UsageError, type Command } from '../command.ts';
+import { parseOptions, UsageError, runUntilSignal, type Command } from '../command.ts';
 import { createLogger } from '../../observability/log.ts';
 import { demoOptionsFromEnv, startDemo } from '../../demo/run.ts';
 
@@ -19,12 +19,6 @@ export const demoRunCommand: Command = {
     }
     const logger = createLogger({ name: 'demo' });
     const demo = await startDemo(options, logger);
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    logger.info('stopping demo');
-    await demo.stop();
-    return 0;
+    return runUntilSignal(demo, logger, 'demo');
   },
 };

@@ -1,4 +1,4 @@
-import { parseOptions, UsageError, type Command } from '../command.ts';
+import { parseOptions, UsageError, runUntilSignal, startOrRefuse, type Command } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { GatewayConfigError, startGateway } from '../../gateway/run.ts';
 import { createLogger } from '../../observability/log.ts';
@@ -17,21 +17,11 @@ export const gatewayServeCommand: Command = {
     if (values.port !== undefined) env.GATEWAY_PORT = values.port;
     const config = loadConfig(env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });
-    let running;
-    try {
-      running = await startGateway(config, logger);
-    } catch (e) {
-      if (!(e instanceof ProvidersFileError) && !(e instanceof GatewayConfigError)) throw e;
-      io.stderr(e.message);
-      return 2;
-    }
+    const running = await startOrRefuse(io, [ProvidersFileError, GatewayConfigError], () =>
+      startGateway(config, logger),
+    );
+    if (!running) return 2;
     logger.info({ url: running.url, topic: config.EVENTS_TOPIC }, 'gateway listening');
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    logger.info('stopping gateway');
-    await running.stop();
-    return 0;
+    return runUntilSignal(running, logger, 'gateway');
   },
 };

@@ -1,4 +1,4 @@
-import { parseOptions, UsageError, type Command } from '../command.ts';
+import { parseOptions, UsageError, runUntilSignal, startOrRefuse, type Command } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createLogger } from '../../observability/log.ts';
 import { startPoller } from '../../poller/run.ts';
@@ -14,21 +14,9 @@ export const pollerRunCommand: Command = {
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const config = loadConfig(process.env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'poller' });
-    let running;
-    try {
-      running = await startPoller(config, logger);
-    } catch (e) {
-      if (!(e instanceof ProvidersFileError)) throw e;
-      io.stderr(e.message);
-      return 2;
-    }
+    const running = await startOrRefuse(io, [ProvidersFileError], () => startPoller(config, logger));
+    if (!running) return 2;
     logger.info({ pollCron: config.POLL_CRON, catalogCron: config.CATALOG_SYNC_CRON }, 'poller running');
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    logger.info('stopping poller');
-    await running.stop();
-    return 0;
+    return runUntilSignal(running, logger, 'poller');
   },
 };

@@ -1,5 +1,5 @@
 import type { Command } from '../command.ts';
-import { parseOptions, UsageError } from '../command.ts';
+import { parseOptions, UsageError, runUntilSignal } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createLogger } from '../../observability/log.ts';
 import { startProjector } from '../../projector/run.ts';
@@ -45,12 +45,6 @@ export const projectorRunCommand: Command = {
           ),
       },
     );
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    logger.info('stopping projector');
-    await running.stop();
-    return 0;
+    return runUntilSignal(running, logger, 'projector');
   },
 };

@@ -3,14 +3,8 @@ import { loadConfig } from '../../config/config.ts';
 import { createPool } from '../../db/client.ts';
 import { migratePlatform } from '../../db/migrate.ts';
 import { ProvidersFileError, readProvidersFile } from '../../providers/file.ts';
-import {
-  addProvider,
-  listProviders,
-  loadProviders,
-  revokeKey,
-  rotateKey,
-  type IssuedKey,
-} from '../../providers/store.ts';
+import { addProvider, loadProviders, revokeKey, rotateKey, type IssuedKey } from '../../providers/store.ts';
+import { listProviders } from '../../providers/reads.ts';
 
 /** The registry's database, migrated (idempotent) so a first `provider add` works on an empty one. */
 async function withRegistry<T>(work: (pool: ReturnType<typeof createPool>) => Promise<T>): Promise<T> {

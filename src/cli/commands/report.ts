@@ -1,8 +1,7 @@
 import type { Command } from '../command.ts';
-import { parseOptions, UsageError } from '../command.ts';
+import { parseOptions, UsageError, financeSchemaOption } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
-import { assertIdentifier, createPool } from '../../db/client.ts';
-import { FINANCE_SCHEMA } from '../../ledger/finance-views.ts';
+import { createPool } from '../../db/client.ts';
 import { financeReport, formatReportCsv, formatReportTable, parseReportTime } from '../../ledger/report.ts';
 
 export const reportCommand: Command = {
@@ -24,12 +23,7 @@ export const reportCommand: Command = {
       throw new UsageError((e as Error).message);
     }
     if (!(Date.parse(from) < Date.parse(to))) throw new UsageError(`--from ${from} is not before --to ${to}`);
-    const finance = values['finance-schema'] ?? FINANCE_SCHEMA;
-    try {
-      assertIdentifier(finance);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+    const finance = financeSchemaOption(values['finance-schema']);
     const config = loadConfig(process.env, ['DATABASE_URL']);
     const pool = createPool(config.DATABASE_URL, { max: 1, applicationName: 'swap-ledger-report' });
     try {

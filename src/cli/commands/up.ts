@@ -1,7 +1,5 @@
-import { parseOptions, UsageError, type Command } from '../command.ts';
+import { parseOptions, UsageError, financeSchemaOption, type Command } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
-import { assertIdentifier } from '../../db/client.ts';
-import { FINANCE_SCHEMA } from '../../ledger/finance-views.ts';
 import { platformUp } from '../../ops/supervisor/up.ts';
 import { ProvidersFileError } from '../../providers/file.ts';
 
@@ -16,12 +14,7 @@ export const upCommand: Command = {
       flags: ['no-demo'],
     });
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const financeSchema = values['finance-schema'] ?? FINANCE_SCHEMA;
-    try {
-      assertIdentifier(financeSchema);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+    const financeSchema = financeSchemaOption(values['finance-schema']);
     const readyTimeout = values['ready-timeout'] ?? '60';
     if (!/^\d{1,4}$/.test(readyTimeout) || Number(readyTimeout) < 1)
       throw new UsageError(`--ready-timeout must be whole seconds from 1 (got "${readyTimeout}")`);

@@ -1,4 +1,4 @@
-import { parseOptions, UsageError, type Command } from '../command.ts';
+import { parseOptions, UsageError, runUntilSignal, startOrRefuse, type Command } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createLogger } from '../../observability/log.ts';
 import { ProvidersFileError } from '../../providers/file.ts';
@@ -17,21 +17,9 @@ export const webhookServeCommand: Command = {
     if (values.port !== undefined) env.WEBHOOK_PORT = values.port;
     const config = loadConfig(env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
     const logger = createLogger({ level: config.LOG_LEVEL, name: 'webhook' });
-    let running;
-    try {
-      running = await startWebhook(config, logger);
-    } catch (e) {
-      if (!(e instanceof ProvidersFileError)) throw e;
-      io.stderr(e.message);
-      return 2;
-    }
+    const running = await startOrRefuse(io, [ProvidersFileError], () => startWebhook(config, logger));
+    if (!running) return 2;
     logger.info({ url: running.url, topic: config.EVENTS_TOPIC }, 'webhook server listening');
-    await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
-    });
-    logger.info('stopping webhook server');
-    await running.stop();
-    return 0;
+    return runUntilSignal(running, logger, 'webhook server');
   },
 };

@@ -18,7 +18,8 @@ import {
 /**
  * Platform tables: configuration and records the platform owns, NOT folded from the event log and
  * never rebuilt by replay. They live in their own Postgres schema `platform` (names are qualified),
- * beside the projection schema(s), with their own migrations (drizzle/platform).
+ * beside the projection schema(s), with their own migrations (drizzle/platform). Table definitions
+ * repeat column shapes by design (as projection.ts's do): one declaration per table.
  */
 export const platform = pgSchema('platform');
 

@@ -21,6 +21,7 @@ import { LEDGER_ACCOUNTS, LEDGER_ENTRY_KINDS } from '../../ledger/accounts.ts';
  * Tables are unqualified on purpose: a connection's search_path names the schema (the live one,
  * or a fresh one that replay rebuilds), so the same code and migrations serve both.
  * Money is `numeric` (decimal text in, decimal text out); atomic units are `numeric(78,0)`.
+ * Table definitions repeat column shapes (ids, times, money, journals) by design: one declaration per table.
  */
 
 const money = (name: string) => numeric(name);

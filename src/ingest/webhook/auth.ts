@@ -1,5 +1,5 @@
 import type { RegistrySnapshot } from '../../providers/cache.ts';
-import type { ProviderRuntime } from '../../providers/store.ts';
+import type { ProviderRuntime } from '../../providers/reads.ts';
 
 /**
  * Authentication of a status webhook (partner interface v2, "Authentication"): the `x-api-key`

@@ -1,9 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { Teardown } from '../../lifecycle/teardown.ts';
 import type pg from 'pg';
 import type { Config } from '../../config/config.ts';
-import { createPool } from '../../db/client.ts';
-import { migratePlatform } from '../../db/migrate.ts';
 import { createKafka, EventAppender, EventCodec } from '../../events/index.ts';
 import type { Logger } from '../../observability/log.ts';
 import {
@@ -13,8 +10,11 @@ import {
   type OpsListener,
 } from '../../observability/listener.ts';
 import { ProviderRegistryCache } from '../../providers/cache.ts';
-import { loadProvidersFileIfSet } from '../../providers/store.ts';
+import { openProviderPool } from '../../providers/start.ts';
+import { listenEdge } from '../../http/edge.ts';
 import { outboxKeyFlusher } from '../../outbox/outbox.ts';
+import type { AppenderConfig } from '../../events/open.ts';
+import { reportValuesOfRow, type ReportColumns } from '../../swap/report.ts';
 import {
   buildWebhookServer,
   createWebhookMetrics,
@@ -31,19 +31,12 @@ interface PendingLookup {
   reject: (e: Error) => void;
 }
 
-interface LookupRow {
+interface LookupRow extends ReportColumns {
   i: string;
   final: boolean | null;
   created: boolean;
   status: string | null;
   status_class: string | null;
-  amount_to: string | null;
-  provider_fees: string | null;
-  referral_fees: string | null;
-  payout_network_fees: string | null;
-  payin_transaction_id: string | null;
-  payout_transaction_id: string | null;
-  refund_transaction_id: string | null;
 }
 
 function knownSwap(row: LookupRow): KnownSwap | undefined {
@@ -54,13 +47,7 @@ function knownSwap(row: LookupRow): KnownSwap | undefined {
     projected: true,
     status: row.status!,
     statusClass: row.status_class!,
-    amountTo: row.amount_to,
-    providerFees: row.provider_fees,
-    referralFees: row.referral_fees,
-    payoutNetworkFees: row.payout_network_fees,
-    payinTransactionId: row.payin_transaction_id,
-    payoutTransactionId: row.payout_transaction_id,
-    refundTransactionId: row.refund_transaction_id,
+    ...reportValuesOfRow(row),
   };
 }
 
@@ -173,21 +160,17 @@ export function cachedSwapLookup(
   };
 }
 
-export type WebhookConfig = Pick<
-  Config,
-  | 'DATABASE_URL'
-  | 'KAFKA_BROKERS'
-  | 'SCHEMA_REGISTRY_URL'
-  | 'EVENTS_TOPIC'
-  | 'KAFKA_CLIENT_ID'
-  | 'KAFKA_SEND_TIMEOUT_MS'
-  | 'PROJECTION_SCHEMA'
-  | 'PROVIDERS_FILE'
-  | 'PROVIDER_REFRESH_MS'
-  | 'WEBHOOK_HOST'
-  | 'WEBHOOK_PORT'
-  | 'WEBHOOK_BODY_LIMIT_BYTES'
->;
+export type WebhookConfig = AppenderConfig &
+  Pick<
+    Config,
+    | 'DATABASE_URL'
+    | 'PROJECTION_SCHEMA'
+    | 'PROVIDERS_FILE'
+    | 'PROVIDER_REFRESH_MS'
+    | 'WEBHOOK_HOST'
+    | 'WEBHOOK_PORT'
+    | 'WEBHOOK_BODY_LIMIT_BYTES'
+  >;
 
 export interface RunningWebhook {
   readonly app: FastifyInstance;
@@ -211,17 +194,18 @@ export async function startWebhook(
   logger: Logger,
   extra: { onBatchSent?: (messages: number) => void; env?: NodeJS.ProcessEnv } = {},
 ): Promise<RunningWebhook> {
-  await migratePlatform(config.DATABASE_URL);
-  const pool = createPool(config.DATABASE_URL, {
-    searchPath: config.PROJECTION_SCHEMA,
-    max: 8,
-    applicationName: 'swap-ledger-webhook',
-  });
-  const teardown = new Teardown();
-  teardown.add(() => pool.end());
+  const { pool, teardown } = await openProviderPool(
+    config,
+    {
+      searchPath: config.PROJECTION_SCHEMA,
+      max: 8,
+      applicationName: 'swap-ledger-webhook',
+    },
+    logger,
+    extra.env,
+  );
   const stopAll = () => teardown.run();
   try {
-    await loadProvidersFileIfSet(pool, config.PROVIDERS_FILE, logger, extra.env);
     const registry = new ProviderRegistryCache(pool, { refreshMs: config.PROVIDER_REFRESH_MS, logger });
     await registry.start();
     teardown.add(() => registry.stop());
@@ -262,14 +246,14 @@ export async function startWebhook(
       bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
       ensureKeyPublished: outboxKeyFlusher({ pool, appender, topic: config.EVENTS_TOPIC }),
     });
-    await app.listen({ host: config.WEBHOOK_HOST, port: config.WEBHOOK_PORT });
-    teardown.add(() => app.close());
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.WEBHOOK_PORT;
-    const host = config.WEBHOOK_HOST.includes(':') ? `[${config.WEBHOOK_HOST}]` : config.WEBHOOK_HOST;
+    const { url, port } = await listenEdge(
+      app,
+      { host: config.WEBHOOK_HOST, port: config.WEBHOOK_PORT },
+      teardown,
+    );
     const ops = await openOpsListener(config, metrics.registry, dependencyChecks(config), logger);
     if (ops) teardown.add(() => ops.close());
-    return { app, url: `http://${host}:${port}`, port, metrics, registry, appender, ops, stop: stopAll };
+    return { app, url, port, metrics, registry, appender, ops, stop: stopAll };
   } catch (e) {
     await stopAll().catch(() => undefined);
     throw e;

@@ -1,9 +1,5 @@
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-} from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { buildEdgeServer } from '../../http/edge.ts';
 import { createWebhookMetrics, type WebhookDeps } from './deps.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { registerStatusRoute, STATUS_ROUTE, UnparsedBody } from './routes.ts';
@@ -11,8 +7,9 @@ import { registerStatusRoute, STATUS_ROUTE, UnparsedBody } from './routes.ts';
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /**
- * The webhook HTTP server (not yet listening): the status route only (metrics and health are on the
- * process's own metrics listener, never on this partner-facing port), a JSON WebhookError for every refusal, and one log line per refusal without secrets.
+ * The webhook HTTP server (not yet listening), on the edge kit (src/http/edge.ts): the status route only
+ * (metrics and health are on the process's own metrics listener, never on this partner-facing port), a JSON
+ * WebhookError for every refusal, and one log line per refusal without secrets.
  */
 export function buildWebhookServer(
   input: Omit<WebhookDeps, 'rateLimiter' | 'now' | 'metrics'> &
@@ -24,14 +21,22 @@ export function buildWebhookServer(
     now: input.now ?? (() => new Date()),
     metrics: input.metrics ?? createWebhookMetrics(),
   };
-  const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
-    // One line per refusal comes from the onResponse hook below, not fastify's per-request lines.
-    logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: deps.bodyLimitBytes,
-    // No coercion: a number where the interface has a decimal string is a 400, never a JS number.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
-    return503OnClosing: true,
+  const app = buildEdgeServer({
+    logger: deps.logger,
+    bodyLimitBytes: deps.bodyLimitBytes,
+    noteReason: (request, reason) => {
+      request.webhook = { ...request.webhook, reason };
+    },
+    refusals: {
+      invalid: (detail) => {
+        const message = `invalid body: ${detail.replace(/^body\/?/, '')}`.slice(0, 300);
+        return { error: message, reason: message };
+      },
+      tooLarge: { error: `body larger than ${deps.bodyLimitBytes} bytes`, reason: 'body too large' },
+      client: (error) => ({ error: 'bad request', reason: error.code ?? 'bad request' }),
+      internal: { error: 'internal error', reason: 'internal error', log: 'webhook failed' },
+      notFound: { error: 'not found', reason: 'no such route' },
+    },
   });
   app.decorateRequest('webhook', null);
 
@@ -47,30 +52,6 @@ export function buildWebhookServer(
     parseJson(request, text, (err, value) =>
       done(null, err ? new UnparsedBody('body is not valid JSON') : value),
     );
-  });
-
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.validation) {
-      const message = `invalid body: ${error.message.replace(/^body\/?/, '')}`.slice(0, 300);
-      request.webhook = { ...request.webhook, reason: message };
-      return reply.code(400).send({ error: message });
-    }
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      request.webhook = { ...request.webhook, reason: 'body too large' };
-      return reply.code(413).send({ error: `body larger than ${deps.bodyLimitBytes} bytes` });
-    }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      request.webhook = { ...request.webhook, reason: error.code ?? 'bad request' };
-      return reply.code(status).send({ error: 'bad request' });
-    }
-    request.log.error({ err: { message: error.message, stack: error.stack } }, 'webhook failed');
-    request.webhook = { ...request.webhook, reason: 'internal error' };
-    return reply.code(500).send({ error: 'internal error' });
-  });
-  app.setNotFoundHandler((request, reply) => {
-    request.webhook = { reason: 'no such route' };
-    return reply.code(404).send({ error: 'not found' });
   });
 
   app.addHook('onResponse', async (request, reply) => {

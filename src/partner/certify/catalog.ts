@@ -1,7 +1,8 @@
 import { parseDecimal } from '../../money/decimal.ts';
 import { PartnerResponseError } from '../errors.ts';
 import type { PartnerOperation } from '../types.ts';
-import { validateCurrency, validatePair, type ValidationContext } from '../validate.ts';
+import { validateCurrency, validatePair } from '../validate.ts';
+import { type ValidationContext } from '../checker.ts';
 import type { CertifyContext } from './context.ts';
 import { okObject, type Exchange } from './http.ts';
 import { fail, show, warn, type Problem, type Requirement } from './requirement.ts';

@@ -102,6 +102,7 @@ export function finalFigureProblems(
   return out;
 }
 
+// Each step declares the requirements it judges, in the report's order: the declarations look alike by design.
 export async function certifyStatus(ctx: CertifyContext): Promise<void> {
   const rResponse = ctx.requirement(
     'status.response',

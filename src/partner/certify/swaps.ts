@@ -3,7 +3,7 @@ import { toAtomicUnits } from '../../money/atomic.ts';
 import { currencyDecimals } from '../../money/currencies.ts';
 import { isDecimalText, parseDecimal } from '../../money/decimal.ts';
 import { inspectSwapPayload, type Finding, type PayloadInspection } from '../../payload/index.ts';
-import { parsePartnerTimestamp } from '../validate.ts';
+import { parsePartnerTimestamp } from '../checker.ts';
 import type { CertifyContext, PairChoice, QuoteSeen, SwapSeen } from './context.ts';
 import { okObject } from './http.ts';
 import { decimalProblem, decimalsOf, errorAnswerProblems, typicalAmount } from './quote.ts';
@@ -69,8 +69,9 @@ export function signatureFieldProblem(sig: Record<string, unknown>, swap: string
 }
 
 /**
- * amount_to_wallet is the quoted output plus the payout network fee (DESIGN.md, "Signed payload"), in
- * atomic units of payloadCurrencyTo. Fixed: exact. Float: the estimate may move, so a difference warns.
+ * amount_to_wallet is the quoted output plus the payout network fee (docs/architecture.md, "Signed
+ * payload"), in atomic units of payloadCurrencyTo. Fixed: exact. Float: the estimate may move, so a
+ * difference warns.
  */
 export function walletAmountProblem(
   signed: bigint,
@@ -146,6 +147,7 @@ export function sampleAddress(currency: Record<string, unknown> | undefined): st
   return `certify-${String(currency?.blockchain ?? 'address')}-${randomBytes(8).toString('hex')}`;
 }
 
+// Each step declares the requirements it judges, in the report's order: the declarations look alike by design.
 export async function certifySwaps(ctx: CertifyContext): Promise<void> {
   const rFixed = ctx.requirement(
     'swap.fixed',

@@ -1,5 +1,6 @@
 import type { ProviderDefinition } from '../../providers/file.ts';
-import { readProviderSetup, type Db } from '../../providers/store.ts';
+import { type Db } from '../../providers/store.ts';
+import { readProviderSetup } from '../../providers/reads.ts';
 import type { CertifyTarget } from './context.ts';
 
 /** The registry entry of the provider under certification, from the providers file or from Postgres. */

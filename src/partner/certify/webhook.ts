@@ -165,6 +165,8 @@ export async function startWebhookListener(ctx: CertifyContext): Promise<Webhook
   return listener;
 }
 
+// Each step declares the requirements it judges, in the report's order: the declarations look alike by design.
+// Each step declares the requirements it judges, in the report's order: the declarations look alike by design.
 export async function certifyWebhooks(
   ctx: CertifyContext,
   listener: WebhookListener | undefined,

@@ -1,16 +1,17 @@
-export {
-  startPartnerSimulator,
-  offsetTimestamp,
-  DEFAULT_RANDOM_PATHS,
-  type PartnerSimulator,
-  type PartnerSimulatorOptions,
-  type SimSwapView,
-  type SimCall,
-  type StatusLike,
-  type StatusOverrides,
-  type StatusStep,
-  type WebhookDelivery,
-} from './server.ts';
+export { startPartnerSimulator } from './server.ts';
+export { seededRandom } from './random.ts';
+export { offsetTimestamp } from './pricing.ts';
+export { DEFAULT_RANDOM_PATHS } from './progression.ts';
+export type {
+  PartnerSimulator,
+  PartnerSimulatorOptions,
+  SimSwapView,
+  SimCall,
+  StatusLike,
+  StatusOverrides,
+  StatusStep,
+  WebhookDelivery,
+} from './types.ts';
 export {
   CALL_FAULT_KINDS,
   PAYLOAD_FAULTS,
