@@ -2,6 +2,7 @@
  * One replay in its own process, so its peak resident memory is its own: replays `--topic` up to
  * 1/`--fraction` of every partition and prints one JSON line (events, seconds, peak RSS, checksum).
  */
+import { configSpec } from '../src/config/config.ts';
 import { createKafka, EventCodec } from '../src/events/index.ts';
 import { replay } from '../src/ops/replay.ts';
 import { createLogger } from '../src/observability/log.ts';
@@ -28,6 +29,13 @@ async function main() {
     until: { kind: 'offsets', offsets },
     logger: createLogger({ level: 'silent' }),
     batchEvents: batch,
+    // As `swap-ledger replay` runs it (REPLAY_WORKERS worker threads).
+    parallel: {
+      workers: intOption('workers', configSpec.REPLAY_WORKERS.default),
+      kafkaBrokers: env.KAFKA_BROKERS.split(','),
+      schemaRegistryUrl: env.SCHEMA_REGISTRY_URL,
+      clientId: 'bench-replay',
+    },
   });
   console.log(
     JSON.stringify({

@@ -164,6 +164,11 @@ export const configSpec = {
     default: 'swap_ledger',
     doc: 'Postgres schema of the live projected state',
   },
+  REPLAY_WORKERS: {
+    parse: int(1, 64),
+    default: 1,
+    doc: 'Worker threads a `replay` folds the partitions in (one event loop each); 1 keeps 2 cores busy',
+  },
   REPLAY_HEAP_MB: {
     parse: int(128, 65_536),
     default: 320,

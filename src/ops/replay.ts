@@ -1,3 +1,5 @@
+import { Worker } from 'node:worker_threads';
+import v8 from 'node:v8';
 import type { Kafka } from 'kafkajs';
 import pg from 'pg';
 import { uuidv7 } from '../events/ids.ts';
@@ -7,7 +9,7 @@ import { migrateProjection } from '../db/migrate.ts';
 import { withClient } from '../db/transaction.ts';
 import { PROMOTE_LOCK } from '../projector/batch.ts';
 import { stateChecksum, type StateChecksum } from '../projector/checksum.ts';
-import { Projector } from '../projector/projector.ts';
+import { foldRebuildPart, type RebuildPartData } from '../projector/rebuild-part.ts';
 import { finishRebuild, isUnfinishedRebuild, prepareRebuild } from '../projector/rebuild.ts';
 import { ensureFinanceViews } from '../ledger/finance-views.ts';
 import type { Logger } from '../observability/log.ts';
@@ -34,6 +36,11 @@ export interface ReplayOptions {
   batchEvents?: number;
   onProgress?: (p: ReplayProgress) => void;
   logger: Logger;
+  /**
+   * Folds the partitions in `workers` worker threads (each its own event loop, Kafka client and pool; the
+   * partitions dealt round robin), made from these settings. Absent: one part, in this thread.
+   */
+  parallel?: { workers: number; kafkaBrokers: string[]; schemaRegistryUrl: string; clientId: string };
 }
 
 export interface ReplayResult {
@@ -117,15 +124,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   const schema = derivedSchemaName(options.liveSchema, 'replay');
   await migrateProjection(options.databaseUrl, schema);
   await markReplayExtent(options.databaseUrl, schema, until);
-  const concurrency = 2;
-  const pool = createPool(options.databaseUrl, {
-    searchPath: schema,
-    max: concurrency + 1,
-    applicationName: 'swap-ledger-replay',
-    // The rebuilt schema is private until promoted and each batch commits with its checkpoint: a crash
-    // can lose the last commits only together with their checkpoints, so commits need not wait for the disk.
-    synchronousCommit: false,
-  });
+  const batchEvents = options.batchEvents ?? 10_000;
   let done = 0;
   const report = () => {
     const seconds = (Date.now() - started) / 1000;
@@ -139,41 +138,61 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   };
   const timer = setInterval(report, 1000);
   timer.unref();
-  const projector = new Projector({
-    kafka,
-    codec,
-    pool,
-    topic,
-    deadLetterTopic: '', // a rebuild publishes no dead letter
-    groupId: `swap-ledger-replay-${uuidv7()}`,
-    logger,
-    maxBatchEvents: options.batchEvents ?? 10_000,
-    partitionsConsumedConcurrently: concurrency,
-    rebuild: { until: ends },
-    onBatch: (b) => {
-      done += b.events;
-    },
+  const pool = createPool(options.databaseUrl, {
+    searchPath: schema,
+    max: 1,
+    applicationName: 'swap-ledger-replay',
   });
+  let rebuilt: StateChecksum;
+  let live: StateChecksum | undefined;
   try {
     await withClient(pool, (c) => prepareRebuild(c, schema));
-    await projector.start();
-    await projector.caughtUp();
+    const parts = splitPartitions(ends, options.parallel?.workers ?? 1);
+    if (parts.length <= 1 || !options.parallel) {
+      await foldRebuildPart({
+        kafka,
+        codec,
+        databaseUrl: options.databaseUrl,
+        topic,
+        schema,
+        ends,
+        batchEvents,
+        concurrency: 2,
+        logger,
+        onBatch: (events) => (done += events),
+      });
+    } else {
+      const { kafkaBrokers, schemaRegistryUrl, clientId } = options.parallel;
+      await foldInWorkers(
+        parts.map((part) => ({
+          kafkaBrokers,
+          schemaRegistryUrl,
+          clientId,
+          databaseUrl: options.databaseUrl,
+          topic,
+          schema,
+          ends: [...part].map(([p, end]) => [p, end.toString()]),
+          batchEvents,
+          concurrency: 2,
+        })),
+        (events) => (done += events),
+      );
+    }
+    report();
+    logger.info({ schema, events: done }, 'log folded; checking the ledger balance and building the indexes');
+    const finished = await withClient(pool, (c) => finishRebuild(c, schema));
+    logger.info(
+      { schema, indexes: finished.built.length, postings: finished.postings },
+      'rebuild checked and indexed',
+    );
+    rebuilt = await withClient(pool, (c) => stateChecksum(c, schema));
+    live = await withClient(pool, async (c) =>
+      (await schemaExists(c, options.liveSchema)) ? stateChecksum(c, options.liveSchema) : undefined,
+    );
   } finally {
     clearInterval(timer);
-    await projector.stop().catch(() => {});
+    await pool.end();
   }
-  report();
-  logger.info({ schema, events: done }, 'log folded; checking the ledger balance and building the indexes');
-  const finished = await withClient(pool, (c) => finishRebuild(c, schema));
-  logger.info(
-    { schema, indexes: finished.built.length, postings: finished.postings },
-    'rebuild checked and indexed',
-  );
-  const rebuilt = await withClient(pool, (c) => stateChecksum(c, schema));
-  const live = await withClient(pool, async (c) =>
-    (await schemaExists(c, options.liveSchema)) ? stateChecksum(c, options.liveSchema) : undefined,
-  );
-  await pool.end();
   logger.info({ schema, events: done, seconds: (Date.now() - started) / 1000 }, 'replay finished');
   return {
     schema,
@@ -184,6 +203,47 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     equal: live?.checksum === rebuilt.checksum,
     seconds: (Date.now() - started) / 1000,
   };
+}
+
+/** The partitions dealt round robin into at most `count` parts (partitions with nothing to fold left out). */
+export function splitPartitions(ends: ReadonlyMap<number, bigint>, count: number): Map<number, bigint>[] {
+  const busy = [...ends].filter(([, end]) => end > 0n).sort(([a], [b]) => a - b);
+  const parts = Array.from(
+    { length: Math.max(1, Math.min(count, busy.length)) },
+    () => new Map<number, bigint>(),
+  );
+  busy.forEach(([p, end], i) => parts[i % parts.length]!.set(p, end));
+  return parts;
+}
+
+/**
+ * Runs each part in a worker thread and waits for all; the first failure stops the others and is thrown.
+ * Each worker's heap gets this thread's budget (REPLAY_HEAP_MB under `swap-ledger replay`).
+ */
+function foldInWorkers(parts: RebuildPartData[], onBatch: (events: number) => void): Promise<void> {
+  const heapMb = Math.floor(v8.getHeapStatistics().heap_size_limit / 2 ** 20);
+  const workers = parts.map(
+    (part) =>
+      new Worker(new URL('../projector/rebuild-worker.mjs', import.meta.url), {
+        workerData: part,
+        resourceLimits: { maxOldGenerationSizeMb: heapMb },
+      }),
+  );
+  return new Promise<void>((resolve, reject) => {
+    let running = workers.length;
+    const fail = (e: Error) => {
+      for (const w of workers) void w.terminate();
+      reject(e);
+    };
+    for (const w of workers) {
+      w.on('message', (m: { kind: string; events?: number; message?: string; stack?: string }) => {
+        if (m.kind === 'batch') onBatch(m.events!);
+        else if (m.kind === 'failed') fail(Object.assign(new Error(m.message), { stack: m.stack }));
+        else if (m.kind === 'done' && --running === 0) resolve();
+      });
+      w.on('error', fail);
+    }
+  });
 }
 
 const PARTIAL_MARK = 'swap-ledger replay: partial';

@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, PartitionAssigner, Producer } from 'kafkajs';
 import type pg from 'pg';
 import { EventDecodeError, type EventCodec } from '../events/codec.ts';
 import type { Logger } from '../observability/log.ts';
@@ -39,7 +39,7 @@ export interface ProjectorOptions {
    * resolves when every partition has reached it. Dead letters are not published again (the live run did),
    * no Kafka offset is committed (the group is thrown away), and the first failure ends the rebuild.
    */
-  rebuild?: { until: ReadonlyMap<number, bigint> };
+  rebuild?: { until: ReadonlyMap<number, bigint>; assigner?: PartitionAssigner };
 }
 
 /**
@@ -102,6 +102,7 @@ export class Projector {
       retry: this.rebuilding
         ? { retries: 5 }
         : { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 2000 },
+      ...(this.options.rebuild?.assigner ? { partitionAssigners: [this.options.rebuild.assigner] } : {}),
     });
     this.consumer = consumer;
     // kafkajs gives up on some errors (e.g. a long broker outage): a projector must not stay silent.

@@ -156,7 +156,8 @@ describe('replay (real stack)', () => {
       await pool.query('select * from finance.swaps where swap_id like $1 order by swap_id', ['swap-3-%'])
     ).rows;
     expect(before.length).toBeGreaterThan(100);
-    const r = await runCli(['replay', '--promote'], { ...env, REPLAY_HEAP_MB: '200' });
+    // Two worker threads, each folding its share of the partitions into the one rebuilt schema.
+    const r = await runCli(['replay', '--promote'], { ...env, REPLAY_HEAP_MB: '200', REPLAY_WORKERS: '2' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('EQUAL');
     // The rebuild ran again under its heap budget (200 MiB old space, plus V8's young generation).

@@ -69,6 +69,12 @@ export const replayCommand: Command = {
       until,
       ...(batch ? { batchEvents: batch } : {}),
       logger,
+      parallel: {
+        workers: config.REPLAY_WORKERS,
+        kafkaBrokers: config.KAFKA_BROKERS,
+        schemaRegistryUrl: config.SCHEMA_REGISTRY_URL,
+        clientId: `${config.KAFKA_CLIENT_ID}-replay`,
+      },
       onProgress: (p) => (tty ? process.stderr.write(`\r${progressLine(p)}`) : io.stderr(progressLine(p))),
     });
     if (tty) process.stderr.write('\n');
