@@ -41,6 +41,7 @@ async function main() {
     JSON.stringify({
       events: r.events,
       seconds: r.seconds,
+      phases: r.phases,
       peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
       schema: r.schema,
       checksum: r.rebuilt.checksum,

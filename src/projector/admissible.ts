@@ -8,7 +8,19 @@ import { partnerTextProblem } from '../swap/text.ts';
  * exactly, makes the event rejected with the reason, deterministically, instead of halting the partition.
  */
 
-/** Where a U+0000 sits (its path is built only once one is found: the common event has none). */
+/** Whether any text in the value holds a U+0000: a walk that allocates nothing (the common event has none). */
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const v of value) if (hasNul(v)) return true;
+    return false;
+  }
+  for (const k in value) if (hasNul((value as Record<string, unknown>)[k])) return true;
+  return false;
+}
+
+/** Where a U+0000 sits, once hasNul found one. */
 function nulPath(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
   if (Array.isArray(value)) {
@@ -59,8 +71,7 @@ export function inadmissible(event: SwapEvent): string | undefined {
 }
 
 function inadmissibleNow(event: SwapEvent): string | undefined {
-  // JSON writes U+0000 as \u0000: one native pass rules out the common event (a false hit only costs the walk).
-  if (JSON.stringify(event).includes('\\u0000')) {
+  if (hasNul(event)) {
     const nul = nulPath(event, '');
     if (nul) return `${nul} contains U+0000, which the database cannot store`;
   }

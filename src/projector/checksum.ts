@@ -3,23 +3,25 @@ import type pg from 'pg';
 import { assertIdentifier } from '../db/client.ts';
 
 /**
- * The projected tables and the order their rows are hashed in. Each row contributes its full text
- * form (every column, as Postgres prints the row, in UTC), rows in key order, tables in this order.
- * `exclude` names columns that are not state (a message's trace context): a replay equals live state
- * whatever the headers said.
+ * The projected tables, hashed in this order. Each row contributes the MD5 of its full text form (every
+ * column, as Postgres prints the row, in UTC); a table's digest is its row count and the exact sums of
+ * the two 64-bit halves of its rows' MD5s: a hash of the table's rows as a set (every row is distinct:
+ * it holds its key), so no sort of the table and no string of all its rows (which cost 3.7 of a 16.5 s
+ * replay of 200k events). `exclude` names columns that are not state (a message's trace context): a
+ * replay equals live state whatever the headers said.
  */
-export const CHECKSUM_TABLES: readonly { table: string; orderBy: string; exclude?: readonly string[] }[] = [
-  { table: 'swaps', orderBy: 'provider_id, swap_id' },
-  { table: 'swap_requests', orderBy: 'request_id' },
-  { table: 'quotes', orderBy: 'quote_ref' },
-  { table: 'event_journal', orderBy: 'topic, partition, "offset"' },
-  { table: 'reconciliation_queue', orderBy: 'provider_id, swap_id', exclude: ['trace_parent'] },
-  { table: 'reconciliations', orderBy: 'provider_id, swap_id' },
-  { table: 'reconciliation_history', orderBy: 'event_id' },
-  { table: 'status_conflicts', orderBy: 'conflict_id' },
-  { table: 'dead_letters', orderBy: 'dead_letter_id' },
-  { table: 'ledger_postings', orderBy: 'entry_id, line' },
-  { table: 'projector_checkpoints', orderBy: 'topic, partition' },
+export const CHECKSUM_TABLES: readonly { table: string; exclude?: readonly string[] }[] = [
+  { table: 'swaps' },
+  { table: 'swap_requests' },
+  { table: 'quotes' },
+  { table: 'event_journal' },
+  { table: 'reconciliation_queue', exclude: ['trace_parent'] },
+  { table: 'reconciliations' },
+  { table: 'reconciliation_history' },
+  { table: 'status_conflicts' },
+  { table: 'dead_letters' },
+  { table: 'ledger_postings' },
+  { table: 'projector_checkpoints' },
 ];
 
 export interface StateChecksum {
@@ -33,13 +35,15 @@ export async function stateChecksum(client: pg.ClientBase, schema: string): Prom
   await client.query(`set timezone = 'UTC'`);
   const hash = createHash('sha256');
   const tables: StateChecksum['tables'] = {};
-  for (const { table, orderBy, exclude } of CHECKSUM_TABLES) {
+  for (const { table, exclude } of CHECKSUM_TABLES) {
     const row = exclude ? `row(${(await columnsBut(client, schema, table, exclude)).join(', ')})` : 't';
-    const r = await client.query<{ rows: string; md5: string | null }>(
-      `select count(*) as rows, md5(coalesce(string_agg(${row}::text, E'\\n' order by ${orderBy}), '')) as md5 from ${schema}.${table} t`,
+    const r = await client.query<{ rows: string; md5: string }>(
+      `select count(*) as rows, md5(count(*) || ':' || coalesce(sum(('x' || substr(h, 1, 16))::bit(64)::bigint::numeric), 0)
+                                     || ':' || coalesce(sum(('x' || substr(h, 17, 16))::bit(64)::bigint::numeric), 0)) as md5
+         from (select md5(${row}::text) as h from ${schema}.${table} t) rows`,
     );
     const sum = r.rows[0]!;
-    tables[table] = { rows: Number(sum.rows), md5: sum.md5 ?? '' };
+    tables[table] = { rows: Number(sum.rows), md5: sum.md5 };
     hash.update(`${table}:${sum.rows}:${sum.md5}\n`);
   }
   return { checksum: hash.digest('hex'), tables };

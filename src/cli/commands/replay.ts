@@ -78,8 +78,11 @@ export const replayCommand: Command = {
       onProgress: (p) => (tty ? process.stderr.write(`\r${progressLine(p)}`) : io.stderr(progressLine(p))),
     });
     if (tty) process.stderr.write('\n');
+    const { foldSeconds, finishSeconds, checksumSeconds } = result.phases;
     io.stdout(
-      `rebuilt schema  ${result.schema}  (${result.events} events in ${result.seconds.toFixed(1)} s)`,
+      `rebuilt schema  ${result.schema}  (${result.events} events in ${result.seconds.toFixed(1)} s: ` +
+        `fold ${foldSeconds.toFixed(1)} s, balance check and indexes ${finishSeconds.toFixed(1)} s, ` +
+        `checksums ${checksumSeconds.toFixed(1)} s)`,
     );
     io.stdout(`rebuilt checksum ${result.rebuilt.checksum}`);
     io.stdout(`heap budget      ${Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20)} MiB`);
