@@ -158,7 +158,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
         databaseUrl: options.databaseUrl,
         topic,
         schema,
-        ends,
+        ends: parts[0]!,
         batchEvents,
         concurrency: 2,
         logger,

@@ -67,12 +67,16 @@ export class Projector {
     if (this.rebuilding) {
       const client = await this.options.pool.connect();
       try {
-        for (const [partition, end] of this.options.rebuild!.until)
+        // Only partitions with something to fold: a checkpoint row is state, and the live run has none
+        // for a partition it never received a message of.
+        for (const [partition, end] of this.options.rebuild!.until) {
+          if (end === 0n) continue;
           this.rebuilding.reached(
             partition,
             await readCheckpoint(client, this.options.topic, partition),
             end,
           );
+        }
       } finally {
         client.release();
       }
@@ -252,9 +256,14 @@ export class Projector {
     const log = this.options.logger;
     const client = await this.options.pool.connect();
     try {
-      let next = await readCheckpoint(client, topic, partition);
       // A rebuild stops at its end offset; a partition it does not know was created after it began.
       const end = this.rebuilding ? (this.options.rebuild!.until.get(partition) ?? 0n) : undefined;
+      if (end === 0n) {
+        // Nothing of it to fold: not even a checkpoint row (the live run has none for it either).
+        this.consumer?.pause([{ topic, partitions: [partition] }]);
+        return;
+      }
+      let next = await readCheckpoint(client, topic, partition);
       const messages = batch.messages.filter(
         (m) => BigInt(m.offset) >= next && (end === undefined || BigInt(m.offset) < end),
       );
