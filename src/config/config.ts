@@ -9,6 +9,8 @@ import { parseWorkerEndpoints, type WorkerEndpoint } from '../ops/worker-health.
  * One typed configuration for every process. Values come from the environment, then from an optional
  * YAML/JSON file named by SWAP_LEDGER_CONFIG (same key names); the environment wins. Validation reports
  * every missing or invalid key at once, so an operator fixes a deployment in one pass.
+ * Over 400 lines on purpose: `configSpec` is the one table of every setting, its parser, default and
+ * documentation (the README's table and `--help` read it), so it stays whole.
  */
 
 type Parser<T> = (raw: string) => T;

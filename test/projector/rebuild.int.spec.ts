@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { projection as tables } from '../../src/db/client.ts';
 import { copyRows } from '../../src/db/bulk.ts';
