@@ -95,6 +95,8 @@ export async function reconciliationLive(db: ConsoleDb): Promise<Html> {
     )}`;
 }
 
+// The mismatch row's fields in the console's CSV order; ledger/report.ts lists the same fields for its
+// own report layout (a column list, not a rule).
 const CSV_COLUMNS: (keyof MismatchRow)[] = [
   'provider_id',
   'swap_id',

@@ -63,6 +63,7 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
   await migrateProjection(config.DATABASE_URL, config.PROJECTION_SCHEMA);
   await migrateFinanceViews(config.DATABASE_URL, config.PROJECTION_SCHEMA, options.financeSchema);
   say(`migrated: schemas platform, ${config.PROJECTION_SCHEMA}; finance views in ${options.financeSchema}`);
+  // The same createTopics call as `swap-ledger topics create`: one plan of the topics, two callers.
   const admin = createKafka({
     brokers: config.KAFKA_BROKERS,
     clientId: `${config.KAFKA_CLIENT_ID}-admin`,
