@@ -31,6 +31,9 @@ import type { WebhookDeps } from './deps.ts';
 
 export const STATUS_ROUTE = '/webhook/:swapId/status';
 
+/** The one 200 body, serialized once. */
+const QUEUED_BODY = '{"message":"queued"}';
+
 /** A body that could not be parsed: kept so authentication still runs first, then answered with 400. */
 export class UnparsedBody {
   constructor(readonly problem: string) {}
@@ -249,7 +252,7 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
         throw e;
       }
       request.webhook = { ...request.webhook, reason: `queued ${event.eventId}` };
-      return reply.code(200).send({ message: 'queued' });
+      return reply.code(200).type('application/json; charset=utf-8').send(QUEUED_BODY);
     }),
   );
 }

@@ -63,6 +63,8 @@ export function buildWebhookServer(
       authenticated: String(state.provider !== undefined),
     });
     deps.metrics.duration.observe({ status: String(status) }, reply.elapsedTime / 1000);
+    // An accepted report is logged at debug only: no line is even built on the hot path when debug is off.
+    if (status === 200 && !deps.logger.isLevelEnabled('debug')) return;
     const line = {
       status,
       provider,
