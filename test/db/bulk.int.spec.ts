@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { projection as tables } from '../../src/db/client.ts';
-import { copyRows, readRows } from '../../src/db/bulk.ts';
+import { arrayLiteral, copyRows, readRows, writeRows } from '../../src/db/bulk.ts';
 import { freshProjection } from '../support/context.ts';
 
 /**
@@ -34,6 +34,9 @@ describe('copyRows round trip (real Postgres)', () => {
     'tab\there',
     '\\t literally',
     '{"json": "like", "a": [1, 2]}',
+    '{}',
+    '{a,b}',
+    'NULL ',
     '\u0001 control',
   ];
 
@@ -101,5 +104,57 @@ describe('copyRows round trip (real Postgres)', () => {
     } finally {
       client.release();
     }
+  });
+
+  it('writes and finds rows through array parameters with every awkward text, and upserts over them', async () => {
+    const at = new Date('2026-11-23T12:00:00.123Z');
+    const rows = awkward.map((text, i) => ({
+      conflictId: `w-${i}-${text}`, // the awkward text in the key too: it must find its row again
+      eventId: '01a2087c-759d-720f-a839-05c35a8c7a10',
+      providerId: 'partner-a',
+      swapId: `s-${i}`,
+      field: 'status',
+      finalValue: text,
+      reportedValue: i % 3 === 0 ? null : text,
+      source: 'webhook',
+      occurredAt: at,
+      recordedAt: at,
+    }));
+    const client = await projection.pool.connect();
+    try {
+      await writeRows(client, tables.statusConflicts, rows, { update: ['conflictId'] });
+      await writeRows(
+        client,
+        tables.statusConflicts,
+        rows.map((r) => ({ ...r, source: 'poll' })),
+        { update: ['conflictId'] },
+      );
+      const back = await readRows<(typeof rows)[number]>(
+        client,
+        tables.statusConflicts,
+        'conflictId',
+        rows.map((r) => r.conflictId),
+      );
+      expect(back).toHaveLength(rows.length);
+      const byId = new Map(back.map((r) => [r.conflictId, r]));
+      for (const r of rows) {
+        const b = byId.get(r.conflictId)!;
+        expect(b, JSON.stringify(r.conflictId)).toBeDefined();
+        expect(b.finalValue, JSON.stringify(r.finalValue)).toBe(r.finalValue);
+        expect(b.reportedValue, JSON.stringify(r.reportedValue)).toBe(r.reportedValue);
+        expect(b.source).toBe('poll');
+        expect(new Date(b.occurredAt).toISOString()).toBe(at.toISOString());
+      }
+    } finally {
+      client.release();
+    }
+  });
+
+  it('renders an array literal Postgres reads back element for element', async () => {
+    const values = [...awkward, null];
+    const r = await projection.pool.query<{ v: (string | null)[] }>('select $1::text[] as v', [
+      arrayLiteral(values),
+    ]);
+    expect(r.rows[0]!.v).toEqual(values);
   });
 });
