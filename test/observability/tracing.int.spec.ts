@@ -50,11 +50,8 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
   const spans = () => exporter.getFinishedSpans();
   const parentOf = (s: Span) => s.parentSpanContext?.spanId;
 
-  it('is off without OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
-    expect(await startTracing({ serviceName: 'x', env: {} })).toBeUndefined();
-  });
-
-  it('joins gateway -> partner call and append -> projector for a created swap', async () => {
+  /** A fixed swap through the gateway: a quote, then the swap on it (the quote must answer 200). */
+  async function createFixedSwap() {
     const q = await api(p, 'POST', '/v1/quotes', {
       providerId: p.providerId,
       from: 'btc',
@@ -62,7 +59,7 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
       amount: '0.1',
     });
     expect(q.status).toBe(200);
-    const s = await api(
+    return api(
       p,
       'POST',
       '/v1/swaps',
@@ -75,6 +72,14 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
       },
       { 'idempotency-key': idempotencyKey() },
     );
+  }
+
+  it('is off without OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
+    expect(await startTracing({ serviceName: 'x', env: {} })).toBeUndefined();
+  });
+
+  it('joins gateway -> partner call and append -> projector for a created swap', async () => {
+    const s = await createFixedSwap();
     expect(s.status).toBe(201);
     const swapId = s.body.swapId as string;
     await eventually('the swap in the projection', async () => (await swapRow(p.pool, swapId)) ?? undefined);
@@ -111,25 +116,7 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
   });
 
   it('traces a status webhook into the projection too', async () => {
-    const q = await api(p, 'POST', '/v1/quotes', {
-      providerId: p.providerId,
-      from: 'btc',
-      to: 'eth',
-      amount: '0.1',
-    });
-    const s = await api(
-      p,
-      'POST',
-      '/v1/swaps',
-      {
-        providerId: p.providerId,
-        ...ADDRESSES,
-        nonce: nonce(),
-        tradeMethod: 'fixed',
-        quoteRef: q.body.quoteRef,
-      },
-      { 'idempotency-key': idempotencyKey() },
-    );
+    const s = await createFixedSwap();
     const swapId = s.body.swapId as string;
     await eventually('the swap in the projection', async () => (await swapRow(p.pool, swapId)) ?? undefined);
     exporter.reset();
@@ -166,25 +153,7 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
     };
     let swapId: string;
     try {
-      const q = await api(p, 'POST', '/v1/quotes', {
-        providerId: p.providerId,
-        from: 'btc',
-        to: 'eth',
-        amount: '0.1',
-      });
-      const s = await api(
-        p,
-        'POST',
-        '/v1/swaps',
-        {
-          providerId: p.providerId,
-          ...ADDRESSES,
-          nonce: nonce(),
-          tradeMethod: 'fixed',
-          quoteRef: q.body.quoteRef,
-        },
-        { 'idempotency-key': idempotencyKey() },
-      );
+      const s = await createFixedSwap();
       expect(s.status).toBe(201);
       swapId = s.body.swapId as string;
     } finally {
@@ -241,25 +210,7 @@ describe('tracing: one trace from the gateway call through Kafka into the projec
 
   it('carries the trace of the request that made a swap final through the queue into the verdict', async () => {
     // A created swap: its creation trace (gateway -> append -> project) is the first test's.
-    const q = await api(p, 'POST', '/v1/quotes', {
-      providerId: p.providerId,
-      from: 'btc',
-      to: 'eth',
-      amount: '0.1',
-    });
-    const s = await api(
-      p,
-      'POST',
-      '/v1/swaps',
-      {
-        providerId: p.providerId,
-        ...ADDRESSES,
-        nonce: nonce(),
-        tradeMethod: 'fixed',
-        quoteRef: q.body.quoteRef,
-      },
-      { 'idempotency-key': idempotencyKey() },
-    );
+    const s = await createFixedSwap();
     expect(s.status).toBe(201);
     const swapId = s.body.swapId as string;
     await eventually('the swap in the projection', async () => (await swapRow(p.pool, swapId)) ?? undefined);
