@@ -16,6 +16,10 @@ if (rebuilds && /^\d+$/.test(budget) && !process.execArgv.some((a) => a.startsWi
     [`--max-old-space-size=${budget}`, ...process.execArgv, fileURLToPath(import.meta.url), ...argv],
     { stdio: 'inherit' },
   );
+  child.on('error', (e) => {
+    console.error(`swap-ledger replay could not start under its heap budget: ${e.message}`);
+    process.exit(1);
+  });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 } else {

@@ -51,7 +51,7 @@ export interface ReplayResult {
   live: StateChecksum | undefined;
   equal: boolean;
   seconds: number;
-  /** Where the time went: folding the log (group join included), the end check and index builds, checksums. */
+  /** Where the time went: folding the log (group join included), the deferred index builds, checksums. */
   phases: { foldSeconds: number; finishSeconds: number; checksumSeconds: number };
 }
 
@@ -183,13 +183,10 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     }
     report();
     phases.foldSeconds = (Date.now() - started) / 1000;
-    logger.info({ schema, events: done }, 'log folded; checking the ledger balance and building the indexes');
+    logger.info({ schema, events: done }, 'log folded; building the deferred indexes');
     const finished = await withClient(pool, (c) => finishRebuild(c, schema));
     phases.finishSeconds = (Date.now() - started) / 1000 - phases.foldSeconds;
-    logger.info(
-      { schema, indexes: finished.built.length, postings: finished.postings },
-      'rebuild checked and indexed',
-    );
+    logger.info({ schema, indexes: finished.built }, 'deferred indexes built');
     // Both at once, on two connections: each is a scan of every table.
     [rebuilt, live] = await Promise.all([
       withClient(pool, (c) => stateChecksum(c, schema)),
@@ -245,13 +242,22 @@ function foldInWorkers(parts: RebuildPartData[], onBatch: (events: number) => vo
       for (const w of workers) void w.terminate();
       reject(e);
     };
+    const finished = new Set<Worker>();
     for (const w of workers) {
       w.on('message', (m: { kind: string; events?: number; message?: string; stack?: string }) => {
         if (m.kind === 'batch') onBatch(m.events!);
         else if (m.kind === 'failed') fail(Object.assign(new Error(m.message), { stack: m.stack }));
-        else if (m.kind === 'done' && --running === 0) resolve();
+        else if (m.kind === 'done') {
+          finished.add(w);
+          if (--running === 0) resolve();
+        }
       });
       w.on('error', fail);
+      // A worker gone without saying done (its loop drained, or it exited) must not leave the replay waiting.
+      w.on('exit', (code) => {
+        if (!finished.has(w))
+          fail(new Error(`a rebuild worker exited (code ${code}) before finishing its part`));
+      });
     }
   });
 }
@@ -331,14 +337,9 @@ export async function promote(
     await client.query(`alter schema ${rebuilt} rename to ${live}`);
     await ensureFinanceViews(client, live);
     await client.query('commit');
-    // A rebuilt schema has no planner statistics yet (a rebuild does not wait for them): gathered now,
-    // before the live projector's first batches, not whenever autovacuum gets to it.
-    const tables = await client.query<{ tablename: string }>(
-      'select tablename from pg_tables where schemaname = $1',
-      [live],
-    );
-    for (const { tablename } of tables.rows)
-      await client.query(`analyze ${live}.${client.escapeIdentifier(tablename)}`);
+    // Committed: the promotion stands whatever follows. Statistics are an optimisation (autovacuum gathers
+    // them later), so a failure here is not the promotion's.
+    await gatherStatistics(client, live).catch(() => {});
     return { previous };
   } catch (e) {
     await client.query('rollback').catch(() => {});
@@ -346,6 +347,19 @@ export async function promote(
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Planner statistics for a promoted schema's tables: a rebuild does not wait for them, and the live
+ * projector's first batches should not run on an unanalyzed schema until autovacuum gets to it.
+ */
+async function gatherStatistics(client: pg.ClientBase, schema: string): Promise<void> {
+  const tables = await client.query<{ tablename: string }>(
+    'select tablename from pg_tables where schemaname = $1',
+    [schema],
+  );
+  for (const { tablename } of tables.rows)
+    await client.query(`analyze ${schema}.${client.escapeIdentifier(tablename)}`);
 }
 
 async function isProjectionSchema(client: pg.ClientBase, schema: string): Promise<boolean> {

@@ -135,8 +135,15 @@ function inadmissibleNow(event: SwapEvent): string | undefined {
 
 /** The payload as the journal can store it: U+0000 shown as U+FFFD (the event's bytes stay in Kafka). */
 export function storablePayload(payload: unknown): unknown {
-  if (typeof payload === 'string')
-    return payload.includes('\u0000') ? payload.replaceAll('\u0000', '\ufffd') : payload;
-  const json = JSON.stringify(payload);
-  return json.includes('\\u0000') ? JSON.parse(json.replaceAll('\\u0000', '\\ufffd')) : payload;
+  return hasNul(payload) ? withoutNul(payload) : payload;
+}
+
+/** A copy with every U+0000 in its texts as U+FFFD (texts only: a literal backslash-u0000 stays as it is). */
+function withoutNul(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\ufffd');
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(withoutNul);
+  const out: Record<string, unknown> = {};
+  for (const k in value) out[k] = withoutNul((value as Record<string, unknown>)[k]);
+  return out;
 }

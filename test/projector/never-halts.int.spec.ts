@@ -3,7 +3,8 @@ import type pg from 'pg';
 import { createLogger } from '../../src/observability/log.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
-import { testKafka, freshProjection } from '../support/context.ts';
+import { replay } from '../../src/ops/replay.ts';
+import { testKafka, testStack, freshProjection } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 
 /**
@@ -148,5 +149,22 @@ describe('the log never stops (real Kafka, registry and Postgres)', () => {
     const swap = await projection.pool.query(`select status from swaps where swap_id = 'nh-db-next'`);
     expect(swap.rows[0].status).toBe('FINISHED');
     expect((await projection.pool.query(`select 1 from swaps where swap_id = 'nh-db'`)).rowCount).toBe(0);
+  });
+
+  it('a replay refuses the same events at the same points and rebuilds the same state (EQUAL)', async () => {
+    await positionAtEnd();
+    const result = await replay({
+      databaseUrl: testStack().databaseUrl,
+      kafka: testKafka('never-halts-replay'),
+      codec: log.codec,
+      topic: log.topic,
+      liveSchema: projection.schema,
+      logger: createLogger({ level: 'silent' }),
+    });
+    try {
+      expect(result.equal).toBe(true);
+    } finally {
+      await projection.pool.query(`drop schema if exists ${result.schema} cascade`);
+    }
   });
 });
