@@ -123,7 +123,10 @@ function writeConfig(instance: KafkaInstance): string {
 /** KRaft needs its storage formatted once with a cluster id (22 characters of base64url). */
 function formatStorage(cp: string, props: string, kafkaDir: string): void {
   if (existsSync(join(kafkaDir, 'data', 'meta.properties'))) return;
-  const clusterId = randomBytes(16).toString('base64url');
+  // Never starting with '-' (one id in 64 would), which the tool's argument parser reads as an option:
+  // Kafka's own Uuid.randomUuid() draws again for the same reason.
+  let clusterId = randomBytes(16).toString('base64url');
+  while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
   const r = spawnSync(
     'java',
     [
