@@ -81,7 +81,7 @@ export const replayCommand: Command = {
     const { foldSeconds, finishSeconds, checksumSeconds } = result.phases;
     io.stdout(
       `rebuilt schema  ${result.schema}  (${result.events} events in ${result.seconds.toFixed(1)} s: ` +
-        `fold ${foldSeconds.toFixed(1)} s, balance check and indexes ${finishSeconds.toFixed(1)} s, ` +
+        `fold ${foldSeconds.toFixed(1)} s, index builds ${finishSeconds.toFixed(1)} s, ` +
         `checksums ${checksumSeconds.toFixed(1)} s)`,
     );
     io.stdout(`rebuilt checksum ${result.rebuilt.checksum}`);
