@@ -139,6 +139,22 @@ function make(curve: Curve, key: KeyObject): VerificationKey {
 
 /** Imports a public key for signature verification. Throws KeyImportError with the reason. */
 export function importVerificationKey(input: PublicKeyInput): VerificationKey {
+  // A partner signs every swap with one of a few keys: each text is imported once (the import cost as
+  // much as the verification itself). Bounded: a flood of distinct keys only empties the cache.
+  if (typeof input.publicKey !== 'string') return importKey(input);
+  const cacheKey = `${String(input.curve)}\u0000${input.publicKey}`;
+  const known = imported.get(cacheKey);
+  if (known) return known;
+  const key = importKey(input);
+  if (imported.size >= IMPORTED_MAX) imported.clear();
+  imported.set(cacheKey, key);
+  return key;
+}
+
+const IMPORTED_MAX = 1000;
+const imported = new Map<string, VerificationKey>();
+
+function importKey(input: PublicKeyInput): VerificationKey {
   const { curve, publicKey } = input;
   if (curve !== undefined && !CURVES.includes(curve))
     throw new KeyImportError(`curve must be secp256k1 or secp256r1, got ${JSON.stringify(curve)}`);
