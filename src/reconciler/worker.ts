@@ -3,16 +3,16 @@ import cron, { type ScheduledTask } from 'node-cron';
 import { newEvent } from '../events/keys.ts';
 import type { EventAppender } from '../events/producer.ts';
 import { formatSwapRef, type SwapRef } from '../swap/ref.ts';
-import { reportValuesOfRow } from '../swap/report.ts';
+import { reportValuesOfRow, type ReportColumns } from '../swap/report.ts';
 import type { SwapCreated, SwapEventOf } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry, Counter } from '../observability/metrics.ts';
 import { contextFromTraceParent, SpanKind, withSpan } from '../observability/tracing.ts';
-import { readProviderSetup } from '../providers/reads.ts';
+import { readProviderSetup, type ProviderSetup } from '../providers/reads.ts';
 import { toSwapReconciled } from './checks.ts';
 import { creationFactsFromSwapCreated, finalReportFromSwapRow, inspectAndReconcile } from './facts.ts';
 import type { ReconciliationPolicy } from './policy.ts';
-import type { ReconciliationResult } from './types.ts';
+import type { ReconciliationInput, ReconciliationResult } from './types.ts';
 
 export interface ReconcilerOptions {
   /** search_path = the live projection schema. */
@@ -23,7 +23,7 @@ export interface ReconcilerOptions {
   policy: ReconciliationPolicy;
   logger: Logger;
   metrics?: MetricsRegistry;
-  /** Swaps taken from the queue per round. */
+  /** Swaps taken from the queue per round (default 500): judged together, their verdicts appended together. */
   batchSize?: number;
   /**
    * A swap made final by webhook is judged only after its confirming poll (the webhook carries no payout
@@ -42,6 +42,18 @@ export interface SwapReconciliation {
   event: SwapEventOf<'SwapReconciled'>;
 }
 
+/** How long a verdict appended but not yet folded keeps its swap from being taken again. */
+const IN_FLIGHT_MS = 60_000;
+
+/** What the checks of one swap read: its projected row, its SwapCreated, its conflicts, its provider's keys. */
+interface LoadedSwap {
+  readonly ref: SwapRef;
+  readonly row: Record<string, unknown>;
+  readonly created: SwapCreated;
+  readonly conflicts: ReconciliationInput['conflicts'];
+  readonly setup: ProviderSetup | undefined;
+}
+
 export class ReconcileError extends Error {
   override name = 'ReconcileError';
 }
@@ -57,8 +69,13 @@ export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
   private sweep: ScheduledTask | undefined;
   private running: Promise<unknown> = Promise.resolve();
-  /** Verdicts appended but perhaps not folded yet: not taken again meanwhile. */
+  private stopping = false;
+  /** Verdicts appended but perhaps not folded yet, by the queue row's event id: not taken again meanwhile. */
   private readonly inFlight = new Map<string, number>();
+
+  private get batchSize(): number {
+    return this.options.batchSize ?? 500;
+  }
 
   /** The projection this reconciler reads (search_path = the live schema). */
   get projection(): pg.Pool {
@@ -75,46 +92,106 @@ export class Reconciler {
 
   /** Checks one swap against its signed payload; appends nothing. */
   async check(ref: SwapRef, basedOnEventId?: string): Promise<SwapReconciliation> {
-    const { projection } = this.options;
-    const { providerId, swapId } = ref;
-    const ids = [providerId, swapId];
-    const swap = await projection.query('select * from swaps where provider_id = $1 and swap_id = $2', ids);
-    const row = swap.rows[0];
-    if (!row) throw new ReconcileError(`no swap ${formatSwapRef(ref)} in the projection`);
-    const created = await projection.query<{ payload: SwapCreated }>(
-      `select payload from event_journal where provider_id = $1 and swap_id = $2 and event_type = 'SwapCreated'
-       and outcome = 'applied'`,
-      ids,
+    const loaded = (await this.loadSwaps([ref])).get(formatSwapRef(ref))!;
+    if (loaded instanceof ReconcileError) throw loaded;
+    return this.judge(loaded, basedOnEventId);
+  }
+
+  /**
+   * What the checks of several swaps read, in three queries whatever their number (the swaps rows, their
+   * applied SwapCreated, their status conflicts) and one read of each provider's keys: a swap that cannot
+   * be checked is a ReconcileError of its own, never the batch's.
+   */
+  private async loadSwaps(refs: readonly SwapRef[]): Promise<Map<string, LoadedSwap | ReconcileError>> {
+    const { projection, platform } = this.options;
+    const keys = [refs.map((r) => r.providerId), refs.map((r) => r.swapId)];
+    // One index probe per swap (a lateral join over the keys), whatever the statistics say: a hash or
+    // nested-loop join over a freshly filled table was planned from no statistics and scanned it per key.
+    const each = (select: string, table: string, where = '') =>
+      `select t.* from unnest($1::text[], $2::text[]) as k(provider_id, swap_id)
+       cross join lateral (select ${select} from ${table} x
+                           where x.provider_id = k.provider_id and x.swap_id = k.swap_id ${where}) t`;
+    const swaps = await projection.query(each('x.*', 'swaps'), keys);
+    const created = await projection.query<{ provider_id: string; swap_id: string; payload: SwapCreated }>(
+      each(
+        'x.provider_id, x.swap_id, x.payload',
+        'event_journal',
+        `and x.event_type = 'SwapCreated' and x.outcome = 'applied'`,
+      ),
+      keys,
     );
-    if (!created.rows[0])
-      throw new ReconcileError(`swap ${formatSwapRef(ref)} has no applied SwapCreated in the journal`);
     const conflicts = await projection.query<{
+      provider_id: string;
+      swap_id: string;
       field: string;
       final_value: string | null;
       reported_value: string | null;
       event_id: string;
       source: string;
     }>(
-      `select field, final_value, reported_value, event_id, source from status_conflicts
-       where provider_id = $1 and swap_id = $2 order by occurred_at, conflict_id`,
-      ids,
+      `${each(
+        'x.provider_id, x.swap_id, x.field, x.final_value, x.reported_value, x.event_id, x.source, x.occurred_at, x.conflict_id',
+        'status_conflicts',
+      )} order by t.occurred_at, t.conflict_id`,
+      keys,
     );
-    const setup = await readProviderSetup(this.options.platform, row.provider_id);
+    const setups = new Map<string, Promise<ProviderSetup | undefined>>();
+    const setupOf = (providerId: string) => {
+      let s = setups.get(providerId);
+      if (!s) setups.set(providerId, (s = readProviderSetup(platform, providerId)));
+      return s;
+    };
+    const byRef = <T extends { provider_id: string; swap_id: string }>(rows: T[]) => {
+      const m = new Map<string, T[]>();
+      for (const row of rows) {
+        const k = formatSwapRef({ providerId: row.provider_id, swapId: row.swap_id });
+        const list = m.get(k);
+        if (list) list.push(row);
+        else m.set(k, [row]);
+      }
+      return m;
+    };
+    const rowOf = byRef(swaps.rows as { provider_id: string; swap_id: string }[]);
+    const createdOf = byRef(created.rows);
+    const conflictsOf = byRef(conflicts.rows);
+    const loaded = new Map<string, LoadedSwap | ReconcileError>();
+    for (const ref of refs) {
+      const k = formatSwapRef(ref);
+      const row = rowOf.get(k)?.[0] as Record<string, unknown> | undefined;
+      const payload = createdOf.get(k)?.[0]?.payload;
+      if (!row) loaded.set(k, new ReconcileError(`no swap ${k} in the projection`));
+      else if (!payload)
+        loaded.set(k, new ReconcileError(`swap ${k} has no applied SwapCreated in the journal`));
+      else
+        loaded.set(k, {
+          ref,
+          row,
+          created: payload,
+          conflicts: (conflictsOf.get(k) ?? []).map((c) => ({
+            field: c.field,
+            finalValue: c.final_value,
+            reportedValue: c.reported_value,
+            eventId: c.event_id,
+            source: c.source,
+          })),
+          setup: await setupOf(ref.providerId),
+        });
+    }
+    return loaded;
+  }
+
+  /** The checks of one loaded swap (CPU only: the signature and the amounts), as a verdict event. */
+  private async judge(s: LoadedSwap, basedOnEventId?: string): Promise<SwapReconciliation> {
+    const { row, setup } = s;
     const result = await inspectAndReconcile(
       {
-        creation: creationFactsFromSwapCreated(created.rows[0].payload),
+        creation: creationFactsFromSwapCreated(s.created),
         final: finalReportFromSwapRow({
-          status: row.status,
-          final: row.final,
-          ...reportValuesOfRow(row),
+          status: row.status as string,
+          final: row.final as boolean,
+          ...reportValuesOfRow(row as unknown as ReportColumns),
         }),
-        conflicts: conflicts.rows.map((c) => ({
-          field: c.field,
-          finalValue: c.final_value,
-          reportedValue: c.reported_value,
-          eventId: c.event_id,
-          source: c.source,
-        })),
+        conflicts: s.conflicts,
         providerDefaultSlippage: setup?.defaultSlippage ?? null,
       },
       setup?.payloadKeys ?? [],
@@ -122,12 +199,13 @@ export class Reconciler {
     );
     const based =
       basedOnEventId ?? (row.last_correction_event_id as string | null) ?? (row.last_event_id as string);
+    const { providerId, swapId } = s.ref;
     const event = newEvent('SwapReconciled', new Date(), toSwapReconciled(result, based), {
       providerId,
       swapId,
       source: 'reconciler',
     });
-    return { swapId, providerId: row.provider_id, basedOnEventId: based, result, event };
+    return { swapId, providerId: row.provider_id as string, basedOnEventId: based, result, event };
   }
 
   /** Appends the verdict, and says it in a metric and a log line (a mismatch at warn, with its checks). */
@@ -154,14 +232,21 @@ export class Reconciler {
     }
   }
 
-  /** One round over the queue; returns how many swaps were reconciled. */
+  /**
+   * One round over the queue; returns how many swaps were reconciled. The round's swaps are read together
+   * (loadSwaps) and judged concurrently, each in its own span: their appends share produce requests, so a
+   * round costs a few queries and about one Kafka round trip, not that per swap.
+   */
   async drainQueue(): Promise<number> {
     const client = await this.options.projection.connect();
     let done = 0;
+    let taken: string[] = [];
+    const judgedIds = new Set<string>();
     try {
+      await this.forgetFolded(client);
       await client.query('begin');
       // A swap made final by webhook waits for its confirming poll (platform.poll_confirmations), at most
-      // confirmWaitMs after it became final.
+      // confirmWaitMs after it became final. A verdict appended but not folded yet is not taken again.
       const rows = await client.query<{
         provider_id: string;
         swap_id: string;
@@ -170,7 +255,8 @@ export class Reconciler {
       }>(
         `select q.provider_id, q.swap_id, q.queued_by_event_id, q.trace_parent from reconciliation_queue q
          join swaps s on s.provider_id = q.provider_id and s.swap_id = q.swap_id
-         where not exists (select 1 from reconciliations r
+         where q.queued_by_event_id <> all($3::uuid[])
+           and not exists (select 1 from reconciliations r
                            where r.provider_id = q.provider_id and r.swap_id = q.swap_id
                              and r.based_on_event_id = q.queued_by_event_id)
            and not (s.final and s.final_at > now() - make_interval(secs => $2::double precision / 1000)
@@ -181,32 +267,85 @@ export class Reconciler {
                     and not exists (select 1 from platform.poll_confirmations c
                                     where c.provider_id = s.provider_id and c.swap_id = s.swap_id))
          order by q.queued_at, q.provider_id, q.swap_id limit $1 for update of q skip locked`,
-        [this.options.batchSize ?? 100, this.options.confirmWaitMs ?? 120_000],
+        [this.batchSize, this.options.confirmWaitMs ?? 120_000, [...this.inFlight.keys()]],
       );
-      for (const { provider_id, swap_id, queued_by_event_id, trace_parent } of rows.rows) {
-        const ref = { providerId: provider_id, swapId: swap_id };
-        const flight = `${formatSwapRef(ref)}/${queued_by_event_id}`;
-        if ((this.inFlight.get(flight) ?? 0) > Date.now()) continue;
-        try {
-          await this.judgeQueued(ref, queued_by_event_id, trace_parent);
-          this.inFlight.set(flight, Date.now() + 60_000);
-          done++;
-        } catch (e) {
-          this.options.logger.error(
-            { err: e, provider: provider_id, swapId: swap_id },
-            'reconciliation failed; the swap stays queued',
-          );
-        }
-      }
+      // Marked taken at once, not once judged: the other lane's next round must not take them after this
+      // transaction commits (its locks are all that keeps them apart until then).
+      for (const r of rows.rows) this.inFlight.set(r.queued_by_event_id, Date.now() + IN_FLIGHT_MS);
+      taken = rows.rows.map((r) => r.queued_by_event_id);
+      const loaded = await this.loadSwaps(
+        rows.rows.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id })),
+      );
+      const judged = await Promise.all(
+        rows.rows.map(async ({ provider_id, swap_id, queued_by_event_id, trace_parent }) => {
+          const ref = { providerId: provider_id, swapId: swap_id };
+          try {
+            const swap = loaded.get(formatSwapRef(ref))!;
+            if (swap instanceof ReconcileError) throw swap;
+            await this.judgeQueued(swap, queued_by_event_id, trace_parent);
+            judgedIds.add(queued_by_event_id);
+            return 1;
+          } catch (e) {
+            this.options.logger.error(
+              { err: e, provider: provider_id, swapId: swap_id },
+              'reconciliation failed; the swap stays queued',
+            );
+            return 0;
+          }
+        }),
+      );
+      done = judged.reduce<number>((a, b) => a + b, 0);
       await client.query('commit');
     } catch (e) {
       await client.query('rollback').catch(() => {});
       throw e;
     } finally {
       client.release();
+      // What failed is taken again next round; what was appended waits for the projector.
+      for (const id of taken) if (!judgedIds.has(id)) this.inFlight.delete(id);
     }
-    for (const [k, until] of this.inFlight) if (until <= Date.now()) this.inFlight.delete(k);
     return done;
+  }
+
+  /**
+   * Drains what is queued: rounds follow one another at once while they come back full, in two lanes, so
+   * that one round judges while the other waits on Kafka's acknowledgement or its commit (SKIP LOCKED
+   * keeps their swaps apart). Returns how many swaps were judged.
+   */
+  async drainAll(): Promise<number> {
+    let judged = 0;
+    const lane = async () => {
+      for (;;) {
+        const n = await this.drainQueue();
+        judged += n;
+        if (this.stopping || n < this.batchSize) return;
+      }
+    };
+    await Promise.all([lane(), lane()]);
+    return judged;
+  }
+
+  /**
+   * Drops from the in-flight set the verdicts the projector has folded (their queue row is gone, or
+   * judged) and those older than IN_FLIGHT_MS (appended, yet never folded: taken again), so that the set
+   * stays about one projector lag long.
+   */
+  private async forgetFolded(client: pg.PoolClient): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    const now = Date.now();
+    for (const [id, until] of this.inFlight) if (until <= now) this.inFlight.delete(id);
+    const asked = [...this.inFlight.keys()];
+    const waiting = await client.query<{ queued_by_event_id: string }>(
+      `select q.queued_by_event_id from reconciliation_queue q
+       where q.queued_by_event_id = any($1::uuid[])
+         and not exists (select 1 from reconciliations r
+                         where r.provider_id = q.provider_id and r.swap_id = q.swap_id
+                           and r.based_on_event_id = q.queued_by_event_id)`,
+      [asked],
+    );
+    const still = new Set(waiting.rows.map((r) => r.queued_by_event_id));
+    // Only what was asked about: a concurrent round may have added verdicts meanwhile.
+    for (const id of asked) if (!still.has(id)) this.inFlight.delete(id);
   }
 
   /**
@@ -214,7 +353,7 @@ export class Reconciler {
    * processing one message: the verdict is caused by that request), so the trace runs from the gateway or
    * webhook through the projector into the verdict; its append carries the same trace on to the fold.
    */
-  private judgeQueued(ref: SwapRef, basedOnEventId: string, traceParent: string | null): Promise<void> {
+  private judgeQueued(swap: LoadedSwap, basedOnEventId: string, traceParent: string | null): Promise<void> {
     const parent = contextFromTraceParent(traceParent);
     return withSpan(
       'reconcile',
@@ -224,7 +363,7 @@ export class Reconciler {
         attributes: { 'swap_ledger.based_on_event_id': basedOnEventId },
       },
       async (span) => {
-        const r = await this.check(ref, basedOnEventId);
+        const r = await this.judge(swap, basedOnEventId);
         span.setAttribute('swap_ledger.verdict', r.result.verdict);
         await this.record(r);
       },
@@ -246,8 +385,15 @@ export class Reconciler {
        order by s.final_at limit $1`,
       [limit],
     );
-    for (const r of missed.rows)
-      await this.record(await this.check({ providerId: r.provider_id, swapId: r.swap_id }));
+    const refs = missed.rows.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id }));
+    const loaded = await this.loadSwaps(refs);
+    await Promise.all(
+      refs.map(async (ref) => {
+        const swap = loaded.get(formatSwapRef(ref))!;
+        if (swap instanceof ReconcileError) throw swap;
+        await this.record(await this.judge(swap));
+      }),
+    );
     return missed.rowCount ?? 0;
   }
 
@@ -289,11 +435,12 @@ export class Reconciler {
         .then(fn)
         .catch((e) => this.options.logger.error({ err: e }, 'reconciler round failed'));
     };
-    this.timer = setInterval(() => serial(() => this.drainQueue()), intervalMs);
+    this.timer = setInterval(() => serial(() => this.drainAll()), intervalMs);
     this.sweep = cron.schedule(sweepCron, () => serial(() => this.sweepMissed()));
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     await this.sweep?.stop();
     await this.running;

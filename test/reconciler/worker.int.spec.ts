@@ -8,62 +8,10 @@ import { startProjector, type RunningProjector } from '../../src/projector/run.t
 import { loadProviders } from '../../src/providers/store.ts';
 import { parseProvidersFile } from '../../src/providers/file.ts';
 import { DEFAULT_RECONCILIATION_POLICY, Reconciler } from '../../src/reconciler/index.ts';
-import { statusReported, swapCreated } from '../../src/testing/events.ts';
+import { finished, vectorProviderYaml, vectorSwap } from './vector-swaps.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 import { runCli } from '../support/cli.ts';
-
-// The public test vector of docs/architecture.md: a real secp256k1-signed payload, BTC -> BAT.
-const VECTOR = {
-  payload:
-    'CipiYzFxYXIwc3Jycjd4Zmt2eTVsNjQzbHlkbnc5cmU1OWd0enp3ZjVtZHEaKmJjMXFhcjBzcnJyN3hma3Z5NWw2NDNseWRudzlyZTU5Z3R6endmNHRlcSoqMHhiNzk0ZjVlYTBiYTM5NDk0Y2U4Mzk2MTNmZmZiYTc0Mjc5NTc5MjY4OgNCVENCA0JBVEoCBH5SBgV0-95gAGIgNQrqDJf3R_HQ92CBRhSkdSOAGxrrfQvLuqKk9Gv4GEs=',
-  signature: 'zGcNUYKM8sLxvT7zPU1C8vrMmanVlUroELnAeil4weo1LCk0zUBRse5-3Acv7I7II90xVTIxm26BnxRbZvVmTQ==',
-  publicKey:
-    '0478d5facdae2305f48795d3ce7d9244f5060d2f800901da5746d1f4177ae8d7bbe63f3870efc0d36af8f91962811e1d8d9df91ce3b3ea2cd9f550c7d465f8b7b3',
-};
-
-/** A SwapCreated whose request matches the vector's payload: 1150 sat in, 6e12 atomic BAT (0.000006) out. */
-function vectorSwap(swapId: string, providerId: string) {
-  return swapCreated(swapId, {
-    providerId,
-    time: '2026-06-01T00:00:00.000Z',
-    request: {
-      tradeMethod: 'float',
-      amountFrom: '0.0000115',
-      payloadCurrencyFrom: 'BTC',
-      payloadCurrencyTo: 'BAT',
-      payoutAddress: '0xb794f5ea0ba39494ce839613fffba74279579268',
-      refundAddress: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf4teq',
-      nonce: '350aea0c97f747f1d0f760814614a47523801b1aeb7d0bcbbaa2a4f46bf8184b',
-      slippage: '0.01',
-    },
-    created: {
-      payinAddress: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
-      providerSigPayload: VECTOR.payload,
-      providerSigSignature: VECTOR.signature,
-      providerFees: '0.0000001',
-      referralFees: '0.00000005',
-      payoutNetworkFees: '0.000001',
-      signedAmountToProvider: '1150',
-      signedAmountToWallet: '6000000000000',
-    },
-  });
-}
-
-const finished = (swapId: string, providerId: string, amount: string) =>
-  statusReported(
-    swapId,
-    'FINISHED',
-    {
-      amount,
-      providerFees: '0.0000001',
-      referralFees: '0.00000005',
-      payoutNetworkFees: '0.000001',
-      payinTransactionId: 'in',
-      payoutTransactionId: 'out',
-    },
-    { providerId },
-  );
 
 describe('reconciler worker (real stack)', () => {
   const stack = testStack();
@@ -87,18 +35,7 @@ describe('reconciler worker (real stack)', () => {
     await migratePlatform(stack.databaseUrl);
     projection = createPool(stack.databaseUrl, { searchPath: schema });
     platform = createPool(stack.databaseUrl);
-    await loadProviders(
-      platform,
-      parseProvidersFile(
-        `providers:
-  - id: ${providerId}
-    client: { baseUrl: 'http://127.0.0.1:9' }
-    webhookKeys: []
-    payloadKeys:
-      - { keyId: vector, curve: secp256k1, publicKey: '${VECTOR.publicKey}', validFrom: '2025-01-01T00:00:00Z' }
-`,
-      ),
-    );
+    await loadProviders(platform, parseProvidersFile(vectorProviderYaml(providerId)));
     projector = await startProjector(projectionConfig(log, schema), createLogger({ level: 'silent' }));
     reconciler = new Reconciler({
       projection,
@@ -183,6 +120,59 @@ describe('reconciler worker (real stack)', () => {
       `select verdict, based_on_event_id from reconciliations where swap_id = 'rv-2'`,
     );
     expect(rec.rows[0]).toEqual({ verdict: 'MATCHED', based_on_event_id: fix.eventId });
+  });
+
+  it('judges a round of swaps together, and a verdict appended but not yet folded does not block the next round', async () => {
+    // Verdicts go to a topic no projector folds: their swaps stay queued, in flight, as under projector lag.
+    const unfolded = await freshEventLog(1);
+    const appended: string[] = [];
+    const lagging = new Reconciler({
+      projection,
+      platform,
+      appender: unfolded.appender,
+      policy: DEFAULT_RECONCILIATION_POLICY,
+      logger: createLogger({ level: 'silent' }),
+      batchSize: 3,
+      onVerdict: (r) => appended.push(r.swapId),
+    });
+    try {
+      // Earlier tests' swaps are judged (their verdicts folded): only these seven are queued.
+      const ids = Array.from({ length: 7 }, (_, i) => `rv-round-${i}`);
+      await log.append(
+        ids.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]),
+      );
+      await waitForProjection(projection, log.topic);
+      const queued = await projection.query(`select swap_id from reconciliation_queue order by swap_id`);
+      expect(queued.rows.map((r) => r.swap_id)).toEqual(ids);
+
+      expect(await lagging.drainQueue()).toBe(3);
+      expect(await lagging.drainQueue()).toBe(3);
+      expect(await lagging.drainQueue()).toBe(1);
+      expect(await lagging.drainQueue()).toBe(0); // all seven in flight: none judged twice
+      expect([...appended].sort()).toEqual(ids);
+
+      // Two lanes of rounds at once: each swap judged once all the same.
+      const more = Array.from({ length: 7 }, (_, i) => `rv-lanes-${i}`);
+      await log.append(
+        more.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]),
+      );
+      await waitForProjection(projection, log.topic);
+      expect(await lagging.drainAll()).toBe(7);
+      expect([...appended].sort()).toEqual([...more, ...ids].sort());
+
+      // The live reconciler (its verdicts folded) still judges them: its own in-flight set is empty.
+      expect(await reconciler.drainAll()).toBe(14);
+      await waitForProjection(projection, log.topic);
+      expect((await projection.query(`select * from reconciliation_queue`)).rows).toEqual([]);
+      const verdicts = await projection.query(
+        `select verdict, count(*)::int as n from reconciliations where swap_id like 'rv-round-%' or swap_id like 'rv-lanes-%' group by 1`,
+      );
+      expect(verdicts.rows).toEqual([{ verdict: 'MATCHED', n: 14 }]);
+      // Its in-flight set forgets what the projector folded: a new queue entry is taken at once.
+      expect(await reconciler.drainQueue()).toBe(0);
+    } finally {
+      await unfolded.close();
+    }
   });
 
   it('reconcile --swap prints every check and the verdict history; --dry-run appends nothing', async () => {

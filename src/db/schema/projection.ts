@@ -203,7 +203,12 @@ export const reconciliationQueue = pgTable(
      */
     traceParent: text('trace_parent'),
   },
-  (t) => [primaryKey({ columns: [t.providerId, t.swapId], name: 'reconciliation_queue_pkey' })],
+  (t) => [
+    primaryKey({ columns: [t.providerId, t.swapId], name: 'reconciliation_queue_pkey' }),
+    // The reconciler takes the oldest first, a round at a time: an index walk that stops after a round,
+    // not a sort of the whole queue each round (a backlog made every round cost the backlog).
+    index('reconciliation_queue_order_idx').on(t.queuedAt, t.providerId, t.swapId),
+  ],
 );
 
 /** The reconciler's latest verdict per swap (folded from SwapReconciled); the history keeps them all. */

@@ -1,0 +1,1 @@
+CREATE INDEX "reconciliation_queue_order_idx" ON "reconciliation_queue" USING btree ("queued_at","provider_id","swap_id");
