@@ -2,7 +2,7 @@
  * The one benchmark entry (issue 15), against the real Postgres and Kafka:
  *
  *   npm run bench -- [--events 60000] [--projector-events 60000] [--batch 5000] [--replay-batch 10000]
- *                    [--rounds 3]
+ *                    [--rounds 3] [--swaps 20000]
  *                    [--only projector|replay|reconciler] [--no-readme]
  *
  * `--events` sizes the replay (e.g. 1000000: appended to Kafka, then rebuilt); the projector's pair of
@@ -61,6 +61,7 @@ async function main() {
       const r = await benchReconciler(kafka, env, run, intOption('swaps', 20_000));
       figures.push(...r.figures);
       topics.push(r.topic);
+      schemas.push(...r.schemas);
     }
     let foldRate = 0;
     if (wants('projector') || wants('replay')) {

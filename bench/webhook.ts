@@ -62,12 +62,17 @@ function startChild(args: string[], env: Record<string, string>, ready: RegExp, 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let isReady = false;
   const started = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start:\n${output}`)), 60_000);
+    // Drained at once and kept short: a child blocked on a full pipe (a 401 logs a line) would slow the
+    // very server being measured, and a scan of all its output on each chunk would load this process.
     const onData = (d: Buffer) => {
-      output += d.toString();
+      output = (output + d.toString()).slice(-65_536);
+      if (isReady) return;
       const m = ready.exec(output);
       if (m) {
+        isReady = true;
         clearTimeout(timer);
         resolve(m[1] ?? '');
       }
