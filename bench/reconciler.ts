@@ -61,7 +61,13 @@ export async function benchReconciler(
     codec: new EventCodec(env.SCHEMA_REGISTRY_URL, topic),
     topic,
     sendTimeoutMs: 60_000,
+    onBatchSent: (messages) => {
+      produceRequests++;
+      produced += messages;
+    },
   });
+  let produceRequests = 0;
+  let produced = 0;
   try {
     await loadProviders(platform, parseProvidersFile(vectorProviderYaml(providerId)));
     // Every 7th wallet got less than signed (MISMATCH), the rest what was signed (MATCHED).
@@ -107,7 +113,7 @@ export async function benchReconciler(
           ratio: rate / pureRate,
           goal: '>= 5,000 swaps/s',
           pass: rate >= 5000,
-          note: `the worker's drainAll over ${judged} queued swaps (rounds of 500, two lanes) in ${round(t, 2)} s: rows read, secp256k1 signature verified, checks, SwapReconciled appended (acks=all), ${[...verdicts].map(([v, k]) => `${v} ${k}`).join(', ')}; the ${events.length} events folded beforehand in ${round(tFold, 1)} s`,
+          note: `the worker's drainAll over ${judged} queued swaps (rounds of 500, two lanes) in ${round(t, 2)} s: rows read, secp256k1 signature verified, checks, SwapReconciled appended (acks=all) in ${produceRequests} produce requests (${Math.round(produced / Math.max(1, produceRequests))} a request), ${[...verdicts].map(([v, k]) => `${v} ${k}`).join(', ')}; the ${events.length} events folded beforehand in ${round(tFold, 1)} s`,
         },
       ],
     };
