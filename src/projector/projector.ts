@@ -103,6 +103,10 @@ export class Projector {
       // Fetches stay a few MiB whatever the backlog: resident memory does not grow with the log.
       maxBytesPerPartition: 4 * 1024 * 1024,
       maxBytes: 16 * 1024 * 1024,
+      // A fetch waits for 64 KiB or 20 ms, not for the first byte: under a steady trickle the broker
+      // answered a fetch per few messages, and folds came a few events at a time.
+      minBytes: 64 * 1024,
+      maxWaitTimeInMs: 20,
       retry: this.rebuilding
         ? { retries: 5 }
         : { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 2000 },
