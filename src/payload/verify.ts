@@ -96,7 +96,12 @@ export function verifiesNatively(
   const digest = createHash('sha256').update(`.${payload}`, 'utf8').digest();
   try {
     // JWS accepts a high-S signature (OpenSSL does); libsecp256k1 verifies low-S only: normalize first.
-    return native.ecdsaVerify(native.signatureNormalize(signature), digest, pointOf(key.key));
+    // On a copy: the binding normalizes in place, and the caller's bytes are the caller's.
+    return native.ecdsaVerify(
+      native.signatureNormalize(Uint8Array.from(signature)),
+      digest,
+      pointOf(key.key),
+    );
   } catch {
     // R or S not below the group order: not a signature of anything, as OpenSSL also answers.
     return false;

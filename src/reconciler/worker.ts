@@ -103,8 +103,11 @@ export class Reconciler {
    * applied SwapCreated, their status conflicts) and one read of each provider's keys: a swap that cannot
    * be checked is a ReconcileError of its own, never the batch's.
    */
-  private async loadSwaps(refs: readonly SwapRef[]): Promise<Map<string, LoadedSwap | ReconcileError>> {
-    const { projection, platform } = this.options;
+  private async loadSwaps(
+    refs: readonly SwapRef[],
+    projection: pg.Pool | pg.PoolClient = this.options.projection,
+  ): Promise<Map<string, LoadedSwap | ReconcileError>> {
+    const { platform } = this.options;
     const keys = [refs.map((r) => r.providerId), refs.map((r) => r.swapId)];
     // One index probe per swap (a lateral join over the keys), whatever the statistics say: a hash or
     // nested-loop join over a freshly filled table was planned from no statistics and scanned it per key.
@@ -145,10 +148,18 @@ export class Reconciler {
       )} order by t.occurred_at, t.conflict_id`,
       keys,
     );
-    const setups = new Map<string, Promise<ProviderSetup | undefined>>();
+    // A provider whose setup cannot be read fails its own swaps, not the round's others.
+    const setups = new Map<string, Promise<ProviderSetup | undefined | ReconcileError>>();
     const setupOf = (providerId: string) => {
       let s = setups.get(providerId);
-      if (!s) setups.set(providerId, (s = readProviderSetup(platform, providerId)));
+      if (!s)
+        setups.set(
+          providerId,
+          (s = readProviderSetup(platform, providerId).catch(
+            (e: unknown) =>
+              new ReconcileError(`provider ${providerId}'s setup cannot be read: ${(e as Error).message}`),
+          )),
+        );
       return s;
     };
     const byRef = <T extends { provider_id: string; swap_id: string }>(rows: T[]) => {
@@ -169,9 +180,11 @@ export class Reconciler {
       const k = formatSwapRef(ref);
       const row = rowOf.get(k)?.[0] as Record<string, unknown> | undefined;
       const payload = createdOf.get(k)?.[0]?.payload;
+      const setup = await setupOf(ref.providerId);
       if (!row) loaded.set(k, new ReconcileError(`no swap ${k} in the projection`));
       else if (!payload)
         loaded.set(k, new ReconcileError(`swap ${k} has no applied SwapCreated in the journal`));
+      else if (setup instanceof ReconcileError) loaded.set(k, setup);
       else
         loaded.set(k, {
           ref,
@@ -184,7 +197,7 @@ export class Reconciler {
             eventId: c.event_id,
             source: c.source,
           })),
-          setup: await setupOf(ref.providerId),
+          setup,
         });
     }
     return loaded;
@@ -282,19 +295,25 @@ export class Reconciler {
       );
       // Marked taken at once, not once judged: the other lane's next round must not take them after this
       // transaction commits (its locks are all that keeps them apart until then).
-      for (const r of rows.rows) this.inFlight.set(r.queued_by_event_id, Date.now() + IN_FLIGHT_MS);
-      taken = rows.rows.map((r) => r.queued_by_event_id);
+      // The other lane may have judged and committed a row while this select ran: not taken twice.
+      const mine = rows.rows.filter((r) => !this.inFlight.has(r.queued_by_event_id));
+      for (const r of mine) this.inFlight.set(r.queued_by_event_id, Date.now() + IN_FLIGHT_MS);
+      taken = mine.map((r) => r.queued_by_event_id);
+      // On the round's own connection: a lane never waits on the pool while it holds queue locks.
       const loaded = await this.loadSwaps(
-        rows.rows.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id })),
+        mine.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id })),
+        client,
       );
       const judged = await Promise.all(
-        rows.rows.map(async ({ provider_id, swap_id, queued_by_event_id, trace_parent }) => {
+        mine.map(async ({ provider_id, swap_id, queued_by_event_id, trace_parent }) => {
           const ref = { providerId: provider_id, swapId: swap_id };
           try {
             const swap = loaded.get(formatSwapRef(ref))!;
             if (swap instanceof ReconcileError) throw swap;
             await this.judgeQueued(swap, queued_by_event_id, trace_parent);
             judgedIds.add(queued_by_event_id);
+            // The wait for the projector starts once the verdict is appended, not when the round began.
+            this.inFlight.set(queued_by_event_id, Date.now() + IN_FLIGHT_MS);
             return 1;
           } catch (e) {
             this.options.logger.error(
@@ -325,14 +344,22 @@ export class Reconciler {
    */
   async drainAll(): Promise<number> {
     let judged = 0;
+    let failed = false;
     const lane = async () => {
-      for (;;) {
-        const n = await this.drainQueue();
-        judged += n;
-        if (this.stopping || n < this.batchSize) return;
+      try {
+        for (;;) {
+          const n = await this.drainQueue();
+          judged += n;
+          if (this.stopping || failed || n < this.batchSize) return;
+        }
+      } catch (e) {
+        failed = true;
+        throw e;
       }
     };
-    await Promise.all([lane(), lane()]);
+    // Both lanes end before this returns, a failed one included: nothing runs on once the caller moves on.
+    const lanes = await Promise.allSettled([lane(), lane()]);
+    for (const l of lanes) if (l.status === 'rejected') throw l.reason;
     return judged;
   }
 
@@ -400,13 +427,15 @@ export class Reconciler {
     );
     const refs = missed.rows.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id }));
     const loaded = await this.loadSwaps(refs);
-    await Promise.all(
+    const done = await Promise.allSettled(
       refs.map(async (ref) => {
         const swap = loaded.get(formatSwapRef(ref))!;
         if (swap instanceof ReconcileError) throw swap;
         await this.record(await this.judge(swap));
       }),
     );
+    // Every append has ended (none left running past the sweep); the first failure is the sweep's.
+    for (const d of done) if (d.status === 'rejected') throw d.reason;
     return missed.rowCount ?? 0;
   }
 

@@ -39,6 +39,12 @@ describe('ES256K through libsecp256k1', () => {
     expect(verifiesNatively(signed, signature, key)).toBe(expected);
   });
 
+  it('leaves the caller’s bytes as they were (the binding normalizes high-S in place)', () => {
+    const mine = Buffer.from(highS);
+    expect(verifiesNatively(payload, mine, key)).toBe(true);
+    expect(mine.equals(highS)).toBe(true);
+  });
+
   it('verifies the public test vector as jose does', async () => {
     const vectorKey = importVerificationKey({ curve: 'secp256k1', publicKey: VECTOR.publicKey });
     const bytes = Buffer.from(VECTOR.signature, 'base64url');

@@ -175,6 +175,41 @@ describe('reconciler worker (real stack)', () => {
     }
   });
 
+  it('a provider whose setup cannot be read fails its own swaps only; the round judges the others', async () => {
+    const broken = `${providerId}-broken`;
+    await loadProviders(platform, parseProvidersFile(vectorProviderYaml(broken)));
+    // A stored key that looks like JWK JSON and is not: reading the provider's setup throws.
+    await platform.query(
+      `update platform.provider_payload_keys set public_key = '{not json' where provider_id = $1`,
+      [broken],
+    );
+    await log.append([
+      vectorSwap('rv-broken', broken),
+      finished('rv-broken', broken, '0.000005'),
+      vectorSwap('rv-fine', providerId),
+      finished('rv-fine', providerId, '0.000005'),
+    ]);
+    await waitForProjection(projection, log.topic);
+    const errors: string[] = [];
+    const watching = new Reconciler({
+      projection,
+      platform,
+      appender: log.appender,
+      policy: DEFAULT_RECONCILIATION_POLICY,
+      logger: Object.assign(createLogger({ level: 'silent' }), {
+        error: (obj: { swapId?: string }) => errors.push(obj.swapId ?? ''),
+      }),
+    });
+    expect(await watching.drainQueue()).toBe(1);
+    expect(errors).toEqual(['rv-broken']);
+    await waitForProjection(projection, log.topic);
+    const queued = await projection.query(`select swap_id from reconciliation_queue order by swap_id`);
+    expect(queued.rows).toEqual([{ swap_id: 'rv-broken' }]);
+    const judged = await projection.query(`select verdict from reconciliations where swap_id = 'rv-fine'`);
+    expect(judged.rows).toEqual([{ verdict: 'MATCHED' }]);
+    await platform.query(`delete from platform.provider_payload_keys where provider_id = $1`, [broken]);
+  });
+
   it('reconcile --swap prints every check and the verdict history; --dry-run appends nothing', async () => {
     const env = { ...projectionConfig(log, schema) };
     const r = await runCli(['reconcile', '--swap', `${providerId}/rv-1`, '--dry-run'], env);
