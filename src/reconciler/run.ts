@@ -17,7 +17,7 @@ export function policyFromConfig(config: Config) {
 
 /** A reconciler wired from configuration; `stop()` closes what it opened. */
 export async function openReconciler(config: Config, logger: Logger, metrics?: MetricsRegistry) {
-  // Two lanes of rounds (drainAll), each a transaction and its reads, and the metrics' scrapes.
+  // Two lanes of rounds (drainAll), each a transaction that also does its reads, the sweep and the metrics.
   const projection = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 5 });
   const platform = createPool(config.DATABASE_URL, { max: 2 });
   const appender = await openAppender(config, 'reconciler', logger);
