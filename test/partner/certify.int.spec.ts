@@ -77,8 +77,25 @@ interface Case {
   readonly warns?: readonly string[];
 }
 
-/** Starts a simulator (swaps finish on their first /status poll and push webhooks) and certifies it. */
+/**
+ * Starts a simulator (swaps finish on their first /status poll and push webhooks) and certifies it. The
+ * webhook listener's port is picked free beforehand (the simulator must know it at start); another
+ * socket on this machine may take it meanwhile (the simulator's own listener, any test's outgoing
+ * connection), so an EADDRINUSE starts the case again on another port.
+ */
 async function certify(
+  c: Omit<Case, 'name' | 'fails'>,
+): Promise<{ report: CertifyReport; sim: PartnerSimulator }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await certifyOnce(c);
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'EADDRINUSE' || attempt >= 5) throw e;
+    }
+  }
+}
+
+async function certifyOnce(
   c: Omit<Case, 'name' | 'fails'>,
 ): Promise<{ report: CertifyReport; sim: PartnerSimulator }> {
   const port = await freePort();
