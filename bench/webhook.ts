@@ -15,12 +15,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Agent, createServer, request } from 'node:http';
+import { Agent, request } from 'node:http';
 import type pg from 'pg';
 import { createPool } from '../src/db/client.ts';
 import { migrateProjection } from '../src/db/migrate.ts';
 import { createKafka } from '../src/events/index.ts';
 import { generateApiKey } from '../src/providers/api-keys.ts';
+import { freePort } from '../src/demo/provision.ts';
 import { swapCreated } from '../src/testing/events.ts';
 import { appendAll } from './replay.ts';
 import {
@@ -147,18 +148,6 @@ function post(url: string, body: string, key: string): Promise<number> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A loopback port free right now (for the webhook's metrics listener). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The samples of a Prometheus text exposition that have no labels, by name. */
 async function scrape(url: string): Promise<Map<string, number>> {
