@@ -275,7 +275,8 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     }
 
     up.child.kill('SIGINT');
-    expect(await up.exited).toBe(0);
+    // On failure, the supervisor's own lines say which worker stopped how.
+    expect(await up.exited, up.output().slice(-4000)).toBe(0);
     expect(up.output()).toContain('all workers stopped (exit 0)');
   }, 60_000);
 });
