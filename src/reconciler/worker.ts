@@ -293,9 +293,8 @@ export class Reconciler {
          order by q.queued_at, q.provider_id, q.swap_id limit $1 for update of q skip locked`,
         [this.batchSize, this.options.confirmWaitMs ?? 120_000, [...this.inFlight.keys()]],
       );
-      // Marked taken at once, not once judged: the other lane's next round must not take them after this
-      // transaction commits (its locks are all that keeps them apart until then).
-      // The other lane may have judged and committed a row while this select ran: not taken twice.
+      // Marked taken at once, not once judged: after this transaction commits, only the in-flight set keeps
+      // the other lane from them. A row the other lane judged while this select ran is skipped.
       const mine = rows.rows.filter((r) => !this.inFlight.has(r.queued_by_event_id));
       for (const r of mine) this.inFlight.set(r.queued_by_event_id, Date.now() + IN_FLIGHT_MS);
       taken = mine.map((r) => r.queued_by_event_id);
