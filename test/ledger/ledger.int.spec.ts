@@ -314,6 +314,33 @@ describe('finance ledger: journal, views, report (real Kafka, registry and Postg
     expect(await postingsOf('h-fx')).toHaveLength(7);
   });
 
+  it('a posting id is its entry and line: the database refuses any other, and a line twice', async () => {
+    const insert = `insert into ledger_postings (posting_id, entry_id, line, entry_kind, swap_id, swap_version,
+        provider_id, account, currency, amount, effective_at, recorded_at)
+      select p, $1::uuid, l, 'final', 'h-id', 9, '${P}', a, 'BTC', v::numeric, now(), now()
+        from unnest($2::text[], $3::int[], $4::text[], $5::text[]) as t(p, l, a, v)`;
+    const fresh = '01890000-0000-7000-8000-0000000000ab';
+    const accounts = ['partner_clearing', 'user_payin'];
+    expect(
+      await attempt(insert, [fresh, [`${fresh}:1`, `${fresh}:2`], [1, 2], accounts, ['1', '-1']]),
+    ).toBeUndefined();
+    // The id of another line, or in another spelling of the same uuid: not this posting's id.
+    for (const ids of [
+      [`${fresh}:1`, `${fresh}:1`],
+      [`${fresh}:1`, `${fresh.toUpperCase()}:2`],
+      [`${fresh}:1`, `x`],
+    ]) {
+      expect(await attempt(insert, [fresh, ids, [1, 2], accounts, ['1', '-1']]), ids.join(' ')).toMatchObject({
+        code: '23514',
+        constraint: 'ledger_postings_posting_id_chk',
+      });
+    }
+    // The same line twice, under the same id: the key refuses it.
+    expect(
+      await attempt(insert, [fresh, [`${fresh}:1`, `${fresh}:1`], [1, 1], accounts, ['1', '-1']]),
+    ).toMatchObject({ code: '23505', constraint: 'ledger_postings_pkey' });
+  });
+
   it('replay rebuilds the journal with the same checksum', async () => {
     const liveSum = await checksumOf(pool, live);
     expect(liveSum.tables.ledger_postings!.rows).toBeGreaterThan(200);

@@ -63,7 +63,7 @@ describe('rebuild mode: a bulk load checked once at the end (real Postgres)', ()
     expect(deferred).toContain('ledger_postings_effective_idx');
     // Unique indexes refuse events, as on the live schema: they stay. So do the ones the fold reads through.
     expect(deferred).not.toContain('event_journal_position_idx');
-    expect(deferred).not.toContain('ledger_postings_entry_line_idx');
+    expect(deferred).not.toContain('ledger_postings_pkey');
     expect(deferred).not.toContain('ledger_postings_swap_idx');
     expect(await indexNames(pool, schema)).not.toContain('event_journal_swap_idx');
     const client = await pool.connect();
