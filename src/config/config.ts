@@ -168,8 +168,8 @@ export const configSpec = {
   },
   REPLAY_WORKERS: {
     parse: int(1, 64),
-    default: 1,
-    doc: 'Worker threads a `replay` folds the partitions in (one event loop each); 1 keeps 2 cores busy',
+    default: 2,
+    doc: 'Worker threads a `replay` folds the partitions in (one event loop each, two partitions at once)',
   },
   REPLAY_HEAP_MB: {
     parse: int(128, 65_536),
