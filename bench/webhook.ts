@@ -328,7 +328,8 @@ async function main() {
 
     const after = await scrape(metricsUrl);
     const projectorAfter = await scrape(projectorMetricsUrl);
-    const projectorDelta = (name: string) => (projectorAfter.get(name) ?? NaN) - (projectorBefore.get(name) ?? 0);
+    const projectorDelta = (name: string) =>
+      (projectorAfter.get(name) ?? NaN) - (projectorBefore.get(name) ?? 0);
     const batches = projectorDelta('swap_ledger_projector_batch_duration_seconds_count');
     const projectorNote = `projector: ${batches} batches of ${round(projectorDelta('swap_ledger_projector_batch_events_sum') / batches, 1)} events on average, ${round((projectorDelta('swap_ledger_projector_batch_duration_seconds_sum') / batches) * 1000, 1)} ms each`;
     console.log(projectorNote);

@@ -330,10 +330,12 @@ describe('finance ledger: journal, views, report (real Kafka, registry and Postg
       [`${fresh}:1`, `${fresh.toUpperCase()}:2`],
       [`${fresh}:1`, `x`],
     ]) {
-      expect(await attempt(insert, [fresh, ids, [1, 2], accounts, ['1', '-1']]), ids.join(' ')).toMatchObject({
-        code: '23514',
-        constraint: 'ledger_postings_posting_id_chk',
-      });
+      expect(await attempt(insert, [fresh, ids, [1, 2], accounts, ['1', '-1']]), ids.join(' ')).toMatchObject(
+        {
+          code: '23514',
+          constraint: 'ledger_postings_posting_id_chk',
+        },
+      );
     }
     // The same line twice, under the same id: the key refuses it.
     expect(

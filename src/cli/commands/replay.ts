@@ -97,7 +97,8 @@ export const replayCommand: Command = {
     if (!result.equal && result.live) {
       for (const [table, t] of Object.entries(result.rebuilt.tables)) {
         const l = result.live.tables[table];
-        if (l?.digest !== t.digest) io.stdout(`  ${table}: rebuilt ${t.rows} rows, live ${l?.rows ?? 0} rows`);
+        if (l?.digest !== t.digest)
+          io.stdout(`  ${table}: rebuilt ${t.rows} rows, live ${l?.rows ?? 0} rows`);
       }
     }
     if (flags.promote && result.live && !result.equal) {

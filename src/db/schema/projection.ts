@@ -301,7 +301,10 @@ export const ledgerPostings = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.entryId, t.line], name: 'ledger_postings_pkey' }),
-    check('ledger_postings_posting_id_chk', sql`${t.postingId} = ${t.entryId}::text || ':' || ${t.line}::text`),
+    check(
+      'ledger_postings_posting_id_chk',
+      sql`${t.postingId} = ${t.entryId}::text || ':' || ${t.line}::text`,
+    ),
     index('ledger_postings_swap_idx').on(t.providerId, t.swapId, t.swapVersion),
     index('ledger_postings_effective_idx').on(t.effectiveAt),
     check('ledger_postings_account_chk', sql`${t.account} in (${inList(LEDGER_ACCOUNTS)})`),
