@@ -205,6 +205,12 @@ async function sampleVisibility(
 
 const SAMPLERS = 4;
 
+/** How far each sample of a Prometheus scrape moved between two scrapes. */
+const deltaOf =
+  (before: Map<string, number>, after: Map<string, number>) =>
+  (name: string): number =>
+    (after.get(name) ?? NaN) - (before.get(name) ?? 0);
+
 const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
@@ -328,12 +334,11 @@ async function main() {
 
     const after = await scrape(metricsUrl);
     const projectorAfter = await scrape(projectorMetricsUrl);
-    const projectorDelta = (name: string) =>
-      (projectorAfter.get(name) ?? NaN) - (projectorBefore.get(name) ?? 0);
+    const projectorDelta = deltaOf(projectorBefore, projectorAfter);
     const batches = projectorDelta('swap_ledger_projector_batch_duration_seconds_count');
     const projectorNote = `projector: ${batches} batches of ${round(projectorDelta('swap_ledger_projector_batch_events_sum') / batches, 1)} events on average, ${round((projectorDelta('swap_ledger_projector_batch_duration_seconds_sum') / batches) * 1000, 1)} ms each`;
     console.log(projectorNote);
-    const delta = (name: string) => (after.get(name) ?? NaN) - (before.get(name) ?? 0);
+    const delta = deltaOf(before, after);
     const produceRequests = delta('swap_ledger_event_append_batch_messages_count');
     const server = `${produceRequests} produce requests of ${round(delta('swap_ledger_event_append_batch_messages_sum') / produceRequests, 1)} messages on average; webhook event loop delay p50 ${round((after.get('nodejs_eventloop_lag_p50_seconds') ?? NaN) * 1000, 1)} ms, p99 ${round((after.get('nodejs_eventloop_lag_p99_seconds') ?? NaN) * 1000, 1)} ms, max ${round((after.get('nodejs_eventloop_lag_max_seconds') ?? NaN) * 1000, 1)} ms; webhook CPU ${round(delta('process_cpu_seconds_total'), 1)} s in ${round(accepted.seconds, 1)} s`;
     console.log(server);
