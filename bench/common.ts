@@ -1,6 +1,6 @@
 /** What every benchmark shares: options, the stack's endpoints, the result record and the machine. */
 import os from 'node:os';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { stackUp } from '../scripts/stack/stack.ts';
 
@@ -107,4 +107,80 @@ export function resultFile(date: string): string {
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   return `${dir}${date.replaceAll(':', '')}.json`;
+}
+
+/**
+ * CPU seconds used so far by the machine's processes: this process, each Postgres process (every
+ * backend), the Kafka broker and the schema registry (the stack's JVMs, by their -Dswap-ledger.stack
+ * marker), and the machine in all (/proc/stat). Two readings say where a phase's CPU went: on 2 cores,
+ * what all of them spend per item bounds the rate.
+ */
+export interface CpuReading {
+  self: number;
+  machine: number;
+  /** Per process: its group and CPU seconds so far. */
+  processes: Map<number, { group: 'postgres' | 'kafka' | 'registry'; seconds: number }>;
+}
+
+export function cpuReading(): CpuReading {
+  const tick = 100; // USER_HZ on Linux
+  const usage = process.cpuUsage();
+  const reading: CpuReading = { self: (usage.user + usage.system) / 1e6, machine: 0, processes: new Map() };
+  try {
+    const [cpu] = readFileSync('/proc/stat', 'utf8').split('\n');
+    const f = cpu!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system (idle iowait) irq softirq steal
+    reading.machine = (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) / tick;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      let stat: string;
+      let cmdline: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {
+        continue; // gone meanwhile
+      }
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const group =
+        comm === 'postgres'
+          ? 'postgres'
+          : cmdline.includes('-Dswap-ledger.stack=kafka')
+            ? 'kafka'
+            : cmdline.includes('-Dswap-ledger.stack=registry')
+              ? 'registry'
+              : undefined;
+      if (!group) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      reading.processes.set(Number(pid), {
+        group,
+        seconds: (Number(fields[11]) + Number(fields[12])) / tick,
+      });
+    }
+  } catch {
+    // not Linux: this process's own figure only
+  }
+  return reading;
+}
+
+/**
+ * Microseconds of CPU per item between two readings, by group. A process that ended in between is not
+ * counted (its last figure is unknown); one that started is counted whole.
+ */
+export function cpuPerItem(
+  before: CpuReading,
+  after: CpuReading,
+  items: number,
+): { self: number; postgres: number; kafka: number; registry: number; machine: number } {
+  const groups = { postgres: 0, kafka: 0, registry: 0 };
+  for (const [pid, p] of after.processes)
+    groups[p.group] += p.seconds - (before.processes.get(pid)?.seconds ?? 0);
+  const per = (s: number) => round((s * 1e6) / items);
+  return {
+    self: per(after.self - before.self),
+    postgres: per(groups.postgres),
+    kafka: per(groups.kafka),
+    registry: per(groups.registry),
+    machine: per(after.machine - before.machine),
+  };
 }

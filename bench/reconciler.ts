@@ -6,6 +6,9 @@
  * read, each swap's rows, the signature verification, every check, the append and the verdict's log line
  * (written to /dev/null). The reference is the pure checks alone (reconcileSwap) over ready-made inputs.
  */
+import os from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import type { Kafka } from 'kafkajs';
 import { createPool } from '../src/db/client.ts';
 import { migratePlatform } from '../src/db/migrate.ts';
@@ -18,7 +21,7 @@ import { DEFAULT_RECONCILIATION_POLICY, reconcileSwap, Reconciler } from '../src
 import { input } from '../test/reconciler/support.ts';
 import { finished, vectorProviderYaml, vectorSwap } from '../test/reconciler/vector-swaps.ts';
 import { foldAll, freshSchema } from './projector.ts';
-import { round, seconds, type Endpoints, type Figure } from './common.ts';
+import { cpuPerItem, cpuReading, round, seconds, type Endpoints, type Figure } from './common.ts';
 
 /** Ready-made inputs that vary the reported amount and fees, so that every verdict's path is taken. */
 function inputs(n: number) {
@@ -38,6 +41,8 @@ export async function benchReconciler(
   env: Endpoints,
   run: string,
   swaps: number,
+  /** Writes a V8 CPU profile of the drain alone (not the fold before it) to this file. */
+  profileFile?: string,
 ): Promise<{ figures: Figure[]; topic: string; schemas: string[] }> {
   const given = inputs(swaps);
   const judgeStarted = process.hrtime.bigint();
@@ -91,6 +96,13 @@ export async function benchReconciler(
       metrics: new MetricsRegistry(),
       onVerdict: (r) => verdicts.set(r.result.verdict, (verdicts.get(r.result.verdict) ?? 0) + 1),
     });
+    const profiler = profileFile ? new Session() : undefined;
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
+    const cpuBefore = cpuReading();
     const started = process.hrtime.bigint();
     let judged = 0;
     while (judged < swaps) {
@@ -99,6 +111,12 @@ export async function benchReconciler(
       judged += n;
     }
     const t = seconds(started);
+    const cpu = cpuPerItem(cpuBefore, cpuReading(), judged);
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(profileFile!, JSON.stringify(profile));
+      profiler.disconnect();
+    }
     if (judged !== swaps) throw new Error(`${judged} verdicts for ${swaps} swaps: a swap was judged twice`);
     const rate = Math.round(judged / t);
     return {
@@ -113,7 +131,7 @@ export async function benchReconciler(
           ratio: rate / pureRate,
           goal: '>= 5,000 swaps/s',
           pass: rate >= 5000,
-          note: `the worker's drainAll over ${judged} queued swaps (rounds of 500, two lanes) in ${round(t, 2)} s: rows read, secp256k1 signature verified, checks, SwapReconciled appended (acks=all) in ${produceRequests} produce requests (${Math.round(produced / Math.max(1, produceRequests))} a request), ${[...verdicts].map(([v, k]) => `${v} ${k}`).join(', ')}; the ${events.length} events folded beforehand in ${round(tFold, 1)} s`,
+          note: `the worker's drainAll over ${judged} queued swaps (rounds of 500, two lanes) in ${round(t, 2)} s: rows read, secp256k1 signature verified, checks, SwapReconciled appended (acks=all) in ${produceRequests} produce requests (${Math.round(produced / Math.max(1, produceRequests))} a request), ${[...verdicts].map(([v, k]) => `${v} ${k}`).join(', ')}; the ${events.length} events folded beforehand in ${round(tFold, 1)} s; CPU a swap: worker ${cpu.self} µs, Postgres ${cpu.postgres} µs, Kafka ${cpu.kafka} µs, registry ${cpu.registry} µs, machine ${cpu.machine} µs in all (at that cost its ${os.availableParallelism()} cores allow ${Math.round((os.availableParallelism() * 1e6) / Math.max(1, cpu.machine))} swaps/s)`,
         },
       ],
     };

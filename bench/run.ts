@@ -3,7 +3,7 @@
  *
  *   npm run bench -- [--events 60000] [--projector-events 60000] [--batch 5000] [--replay-batch 10000]
  *                    [--rounds 3] [--swaps 20000]
- *                    [--only projector|replay|reconciler] [--no-readme]
+ *                    [--only projector|replay|reconciler] [--no-readme] [--reconciler-profile <file>]
  *
  * `--events` sizes the replay (e.g. 1000000: appended to Kafka, then rebuilt); the projector's pair of
  * fold and COPY runs on the first `--projector-events` of them (at most --events), `--rounds` times.
@@ -58,7 +58,13 @@ async function main() {
     // The reconciler first: after a large replay, Postgres is busy vacuuming its rows for a while (measured:
     // 4,149 swaps/s right after a 1M replay, 5,581 alone).
     if (wants('reconciler')) {
-      const r = await benchReconciler(kafka, env, run, intOption('swaps', 20_000));
+      const r = await benchReconciler(
+        kafka,
+        env,
+        run,
+        intOption('swaps', 20_000),
+        stringOption('reconciler-profile'),
+      );
       figures.push(...r.figures);
       topics.push(r.topic);
       schemas.push(...r.schemas);
