@@ -175,6 +175,64 @@ describe('reconciler worker (real stack)', () => {
     }
   });
 
+  it('a pass goes on after its last round; a row it passed by is taken when the next pass starts at the head', async () => {
+    // A swap of a provider whose key cannot be read fails; the pass goes on past it, not back to it.
+    const flaky = `${providerId}-pass`;
+    await loadProviders(platform, parseProvidersFile(vectorProviderYaml(flaky)));
+    const key = await platform.query<{ public_key: string }>(
+      `select public_key from platform.provider_payload_keys where provider_id = $1`,
+      [flaky],
+    );
+    await platform.query(
+      `update platform.provider_payload_keys set public_key = '{not json' where provider_id = $1`,
+      [flaky],
+    );
+    const unfolded = await freshEventLog(1);
+    const order: string[][] = [];
+    const lagging = new Reconciler({
+      projection,
+      platform,
+      appender: unfolded.appender,
+      policy: DEFAULT_RECONCILIATION_POLICY,
+      logger: createLogger({ level: 'silent' }),
+      batchSize: 2,
+      onVerdict: (r) => order.at(-1)!.push(r.swapId),
+    });
+    const round = async () => {
+      order.push([]);
+      return lagging.drainQueue();
+    };
+    try {
+      // Queued in this order (each event a tick later): a, b (the flaky provider's), c, d, e.
+      const swaps: [string, string][] = [
+        ['rv-pass-a', providerId],
+        ['rv-pass-b', flaky],
+        ['rv-pass-c', providerId],
+        ['rv-pass-d', providerId],
+        ['rv-pass-e', providerId],
+      ];
+      await log.append(swaps.flatMap(([id, p]) => [vectorSwap(id, p), finished(id, p, '0.000005')]));
+      await waitForProjection(projection, log.topic);
+
+      expect(await round()).toBe(1); // a judged, b failed: a full round, the pass goes on
+      expect(await round()).toBe(2); // c and d, after b: b is not taken again within the pass
+      expect(await round()).toBe(1); // e: a short round ends the pass
+      await platform.query(
+        `update platform.provider_payload_keys set public_key = $2 where provider_id = $1`,
+        [flaky, key.rows[0]!.public_key],
+      );
+      expect(await round()).toBe(1); // from the head: a, c, d, e are in flight, b is taken
+      expect(await round()).toBe(0);
+      expect(order).toEqual([['rv-pass-a'], ['rv-pass-c', 'rv-pass-d'], ['rv-pass-e'], ['rv-pass-b'], []]);
+      // The live reconciler (its verdicts folded) judges all five: its in-flight set is its own.
+      expect(await reconciler.drainAll()).toBe(5);
+      await waitForProjection(projection, log.topic);
+      expect((await projection.query(`select * from reconciliation_queue`)).rows).toEqual([]);
+    } finally {
+      await unfolded.close();
+    }
+  });
+
   it('a provider whose setup cannot be read fails its own swaps only; the round judges the others', async () => {
     const broken = `${providerId}-broken`;
     await loadProviders(platform, parseProvidersFile(vectorProviderYaml(broken)));
