@@ -7,7 +7,11 @@ import { MetricsRegistry } from '../../src/observability/metrics.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
 import { loadProviders } from '../../src/providers/store.ts';
 import { parseProvidersFile } from '../../src/providers/file.ts';
-import { DEFAULT_RECONCILIATION_POLICY, Reconciler } from '../../src/reconciler/index.ts';
+import {
+  DEFAULT_RECONCILIATION_POLICY,
+  Reconciler,
+  type SwapReconciliation,
+} from '../../src/reconciler/index.ts';
 import { finished, vectorProviderYaml, vectorSwap } from './vector-swaps.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
@@ -46,6 +50,22 @@ describe('reconciler worker (real stack)', () => {
       metrics,
     });
   });
+
+  /** A reconciler whose verdicts go to a topic no projector folds: its swaps stay queued, in flight. */
+  const laggingReconciler = (
+    unfolded: Awaited<ReturnType<typeof freshEventLog>>,
+    batchSize: number,
+    onVerdict: (r: SwapReconciliation) => void,
+  ) =>
+    new Reconciler({
+      projection,
+      platform,
+      appender: unfolded.appender,
+      policy: DEFAULT_RECONCILIATION_POLICY,
+      logger: createLogger({ level: 'silent' }),
+      batchSize,
+      onVerdict,
+    });
 
   afterAll(async () => {
     await projector?.stop();
@@ -126,15 +146,7 @@ describe('reconciler worker (real stack)', () => {
     // Verdicts go to a topic no projector folds: their swaps stay queued, in flight, as under projector lag.
     const unfolded = await freshEventLog(1);
     const appended: string[] = [];
-    const lagging = new Reconciler({
-      projection,
-      platform,
-      appender: unfolded.appender,
-      policy: DEFAULT_RECONCILIATION_POLICY,
-      logger: createLogger({ level: 'silent' }),
-      batchSize: 3,
-      onVerdict: (r) => appended.push(r.swapId),
-    });
+    const lagging = laggingReconciler(unfolded, 3, (r) => appended.push(r.swapId));
     try {
       // Earlier tests' swaps are judged (their verdicts folded): only these seven are queued.
       const ids = Array.from({ length: 7 }, (_, i) => `rv-round-${i}`);
@@ -189,15 +201,7 @@ describe('reconciler worker (real stack)', () => {
     );
     const unfolded = await freshEventLog(1);
     const order: string[][] = [];
-    const lagging = new Reconciler({
-      projection,
-      platform,
-      appender: unfolded.appender,
-      policy: DEFAULT_RECONCILIATION_POLICY,
-      logger: createLogger({ level: 'silent' }),
-      batchSize: 2,
-      onVerdict: (r) => order.at(-1)!.push(r.swapId),
-    });
+    const lagging = laggingReconciler(unfolded, 2, (r) => order.at(-1)!.push(r.swapId));
     const round = async () => {
       order.push([]);
       return lagging.drainQueue();
