@@ -112,18 +112,19 @@ export function resultFile(date: string): string {
 /**
  * CPU seconds used so far by the machine's processes: this process, each Postgres process (every
  * backend), the Kafka broker and the schema registry (the stack's JVMs, by their -Dswap-ledger.stack
- * marker), and the machine in all (/proc/stat). Two readings say where a phase's CPU went: on 2 cores,
- * what all of them spend per item bounds the rate.
+ * marker), the processes named by pid, and the machine in all (/proc/stat). Two readings say where
+ * a phase's CPU went: on 2 cores, what all of them spend per item bounds the rate.
  */
 export interface CpuReading {
   self: number;
   machine: number;
   /** Per process: its group and CPU seconds so far. */
-  processes: Map<number, { group: 'postgres' | 'kafka' | 'registry'; seconds: number }>;
+  processes: Map<number, { group: string; seconds: number }>;
 }
 
-export function cpuReading(): CpuReading {
+export function cpuReading(named: Record<string, number | undefined> = {}): CpuReading {
   const tick = 100; // USER_HZ on Linux
+  const byPid = new Map(Object.entries(named).map(([group, pid]) => [pid, group]));
   const usage = process.cpuUsage();
   const reading: CpuReading = { self: (usage.user + usage.system) / 1e6, machine: 0, processes: new Map() };
   try {
@@ -131,8 +132,9 @@ export function cpuReading(): CpuReading {
     const f = cpu!.trim().split(/\s+/).slice(1).map(Number);
     // user nice system (idle iowait) irq softirq steal
     reading.machine = (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) / tick;
-    for (const pid of readdirSync('/proc')) {
-      if (!/^\d+$/.test(pid)) continue;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const pid = Number(entry);
       let stat: string;
       let cmdline: string;
       try {
@@ -143,19 +145,17 @@ export function cpuReading(): CpuReading {
       }
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const group =
-        comm === 'postgres'
+        byPid.get(pid) ??
+        (comm === 'postgres'
           ? 'postgres'
           : cmdline.includes('-Dswap-ledger.stack=kafka')
             ? 'kafka'
             : cmdline.includes('-Dswap-ledger.stack=registry')
               ? 'registry'
-              : undefined;
+              : undefined);
       if (!group) continue;
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      reading.processes.set(Number(pid), {
-        group,
-        seconds: (Number(fields[11]) + Number(fields[12])) / tick,
-      });
+      reading.processes.set(pid, { group, seconds: (Number(fields[11]) + Number(fields[12])) / tick });
     }
   } catch {
     // not Linux: this process's own figure only
@@ -164,23 +164,22 @@ export function cpuReading(): CpuReading {
 }
 
 /**
- * Microseconds of CPU per item between two readings, by group. A process that ended in between is not
- * counted (its last figure is unknown); one that started is counted whole.
+ * Microseconds of CPU per item between two readings, by group (postgres, kafka and registry always
+ * there). A process that ended in between is not counted (its last figure is unknown); one that started
+ * is counted whole.
  */
 export function cpuPerItem(
   before: CpuReading,
   after: CpuReading,
   items: number,
-): { self: number; postgres: number; kafka: number; registry: number; machine: number } {
-  const groups = { postgres: 0, kafka: 0, registry: 0 };
+): Record<'self' | 'postgres' | 'kafka' | 'registry' | 'machine', number> & Record<string, number> {
+  const groups: Record<string, number> = { postgres: 0, kafka: 0, registry: 0 };
   for (const [pid, p] of after.processes)
-    groups[p.group] += p.seconds - (before.processes.get(pid)?.seconds ?? 0);
+    groups[p.group] = (groups[p.group] ?? 0) + p.seconds - (before.processes.get(pid)?.seconds ?? 0);
   const per = (s: number) => round((s * 1e6) / items);
-  return {
-    self: per(after.self - before.self),
-    postgres: per(groups.postgres),
-    kafka: per(groups.kafka),
-    registry: per(groups.registry),
-    machine: per(after.machine - before.machine),
-  };
+  const out: Record<string, number> = { self: per(after.self - before.self) };
+  for (const [g, s] of Object.entries(groups)) out[g] = per(s);
+  out.machine = per(after.machine - before.machine);
+  return out as Record<'self' | 'postgres' | 'kafka' | 'registry' | 'machine', number> &
+    Record<string, number>;
 }
