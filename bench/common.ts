@@ -163,6 +163,10 @@ export function cpuReading(named: Record<string, number | undefined> = {}): CpuR
   return reading;
 }
 
+/** The rate this machine's cores allow when an item costs `machineUs` of CPU, all processes together. */
+export const coresAllow = (machineUs: number) =>
+  Math.round((os.availableParallelism() * 1e6) / Math.max(1, machineUs));
+
 /**
  * Microseconds of CPU per item between two readings, by group (postgres, kafka and registry always
  * there). A process that ended in between is not counted (its last figure is unknown); one that started

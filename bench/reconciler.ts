@@ -21,7 +21,7 @@ import { DEFAULT_RECONCILIATION_POLICY, reconcileSwap, Reconciler } from '../src
 import { input } from '../test/reconciler/support.ts';
 import { finished, vectorProviderYaml, vectorSwap } from '../test/reconciler/vector-swaps.ts';
 import { foldAll, freshSchema } from './projector.ts';
-import { cpuPerItem, cpuReading, round, seconds, type Endpoints, type Figure } from './common.ts';
+import { coresAllow, cpuPerItem, cpuReading, round, seconds, type Endpoints, type Figure } from './common.ts';
 
 /** Ready-made inputs that vary the reported amount and fees, so that every verdict's path is taken. */
 function inputs(n: number) {
@@ -131,7 +131,7 @@ export async function benchReconciler(
           ratio: rate / pureRate,
           goal: '>= 5,000 swaps/s',
           pass: rate >= 5000,
-          note: `the worker's drainAll over ${judged} queued swaps (rounds of 500, two lanes) in ${round(t, 2)} s: rows read, secp256k1 signature verified, checks, SwapReconciled appended (acks=all) in ${produceRequests} produce requests (${Math.round(produced / Math.max(1, produceRequests))} a request), ${[...verdicts].map(([v, k]) => `${v} ${k}`).join(', ')}; the ${events.length} events folded beforehand in ${round(tFold, 1)} s; CPU a swap: worker ${cpu.self} µs, Postgres ${cpu.postgres} µs, Kafka ${cpu.kafka} µs, registry ${cpu.registry} µs, machine ${cpu.machine} µs in all (at that cost its ${os.availableParallelism()} cores allow ${Math.round((os.availableParallelism() * 1e6) / Math.max(1, cpu.machine))} swaps/s)`,
+          note: `the worker's drainAll over ${judged} queued swaps (rounds of 500, two lanes) in ${round(t, 2)} s: rows read, secp256k1 signature verified, checks, SwapReconciled appended (acks=all) in ${produceRequests} produce requests (${Math.round(produced / Math.max(1, produceRequests))} a request), ${[...verdicts].map(([v, k]) => `${v} ${k}`).join(', ')}; the ${events.length} events folded beforehand in ${round(tFold, 1)} s; CPU a swap: worker ${cpu.self} µs, Postgres ${cpu.postgres} µs, Kafka ${cpu.kafka} µs, registry ${cpu.registry} µs, machine ${cpu.machine} µs in all (at that cost its ${os.availableParallelism()} cores allow ${coresAllow(cpu.machine)} swaps/s)`,
         },
       ],
     };

@@ -25,6 +25,7 @@ import { freePort } from '../src/demo/provision.ts';
 import { swapCreated } from '../src/testing/events.ts';
 import { appendAll } from './replay.ts';
 import {
+  coresAllow,
   cpuPerItem,
   cpuReading,
   endpoints,
@@ -352,7 +353,7 @@ async function main() {
     // wrk has ended by the second reading: its share is in what the machine spent beyond the named ones.
     const named =
       (cpu.webhook ?? 0) + (cpu.projector ?? 0) + cpu.postgres + cpu.kafka + cpu.registry + cpu.self;
-    const cpuNote = `CPU a 200: webhook ${cpu.webhook ?? 0} µs, projector ${cpu.projector ?? 0} µs, Postgres ${cpu.postgres} µs, Kafka ${cpu.kafka} µs, registry ${cpu.registry} µs, the samplers ${cpu.self} µs, the rest (wrk, the kernel) ${round(cpu.machine - named)} µs; machine ${cpu.machine} µs in all (at that cost its ${cores} cores allow ${Math.round((cores * 1e6) / Math.max(1, cpu.machine))} req/s)`;
+    const cpuNote = `CPU a 200: webhook ${cpu.webhook ?? 0} µs, projector ${cpu.projector ?? 0} µs, Postgres ${cpu.postgres} µs, Kafka ${cpu.kafka} µs, registry ${cpu.registry} µs, the samplers ${cpu.self} µs, the rest (wrk, the kernel) ${round(cpu.machine - named)} µs; machine ${cpu.machine} µs in all (at that cost its ${cores} cores allow ${coresAllow(cpu.machine)} req/s)`;
     console.log(cpuNote);
     const ok = accepted.codes['200'] ?? 0;
     const okRate = Math.round(ok / accepted.seconds);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cpuPerItem, cpuReading, type CpuReading } from '../../bench/common.ts';
+import os from 'node:os';
+import { coresAllow, cpuPerItem, cpuReading, type CpuReading } from '../../bench/common.ts';
 
 const reading = (
   self: number,
@@ -32,6 +33,13 @@ describe('CPU per item between two readings', () => {
       registry: 40_000,
       machine: 6000,
     });
+  });
+
+  it('says what rate the cores allow at a cost per item', () => {
+    const cores = os.availableParallelism();
+    expect(coresAllow(1000)).toBe(cores * 1000);
+    expect(coresAllow(400)).toBe(cores * 2500);
+    expect(coresAllow(0)).toBe(cores * 1e6); // a cost under a microsecond: not a division by zero
   });
 
   it('reads this process and the machine from /proc, both moving forward', () => {
