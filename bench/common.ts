@@ -172,11 +172,10 @@ export const coresAllow = (machineUs: number) =>
  * there). A process that ended in between is not counted (its last figure is unknown); one that started
  * is counted whole.
  */
-export function cpuPerItem(
-  before: CpuReading,
-  after: CpuReading,
-  items: number,
-): Record<'self' | 'postgres' | 'kafka' | 'registry' | 'machine', number> & Record<string, number> {
+export type CpuPerItem = Record<'self' | 'postgres' | 'kafka' | 'registry' | 'machine', number> &
+  Record<string, number>;
+
+export function cpuPerItem(before: CpuReading, after: CpuReading, items: number): CpuPerItem {
   const groups: Record<string, number> = { postgres: 0, kafka: 0, registry: 0 };
   for (const [pid, p] of after.processes)
     groups[p.group] = (groups[p.group] ?? 0) + p.seconds - (before.processes.get(pid)?.seconds ?? 0);
@@ -184,6 +183,5 @@ export function cpuPerItem(
   const out: Record<string, number> = { self: per(after.self - before.self) };
   for (const [g, s] of Object.entries(groups)) out[g] = per(s);
   out.machine = per(after.machine - before.machine);
-  return out as Record<'self' | 'postgres' | 'kafka' | 'registry' | 'machine', number> &
-    Record<string, number>;
+  return out as CpuPerItem;
 }
