@@ -16,7 +16,6 @@ export type BatchResult =
       journal: JournalRow[];
       duplicates: number;
       nextOffset: bigint;
-      deadLetters: string[];
       /** Events whose effects the database refused: journaled as rejected, the partition went on. */
       refusedByDatabase: { eventId: string; reason: string }[];
     }
@@ -110,28 +109,40 @@ const describeError = (e: unknown) => {
 
 type Hooks = { beforeCommit?: () => void | Promise<void>; midBatch?: () => void | Promise<void> };
 
-async function foldItems(
+/**
+ * Folds runs of events in one working set, one write per table. Each run is one partition's, in offset
+ * order; partitions own disjoint rows, so the state is the one each run folded alone would give.
+ */
+async function foldRuns(
   client: pg.ClientBase,
-  items: readonly BatchItem[],
+  runs: readonly (readonly BatchItem[])[],
   retry: RetryDecoder | undefined,
   midBatch?: () => void | Promise<void>,
-): Promise<{ journal: JournalRow[]; duplicates: number; deadLetters: string[] }> {
-  const ws = await loadWorkingSet(client, items, retry);
-  const journal: JournalRow[] = [];
-  let duplicates = 0;
-  for (const item of items) {
-    if ('undecodable' in item) {
-      foldUndecodable(ws, item.undecodable);
-      continue;
+): Promise<{ journal: JournalRow[]; duplicates: number }[]> {
+  const ws = await loadWorkingSet(client, runs.length === 1 ? runs[0]! : runs.flat(), retry);
+  const folded = runs.map((items) => {
+    const journal: JournalRow[] = [];
+    let duplicates = 0;
+    for (const item of items) {
+      if ('undecodable' in item) {
+        foldUndecodable(ws, item.undecodable);
+        continue;
+      }
+      const row = foldEvent(ws, item.event, item.position);
+      if (row) {
+        journal.push(row);
+        if (item.traceParent) keepTraceParent(ws, item.event, item.traceParent);
+      } else duplicates++;
     }
-    const row = foldEvent(ws, item.event, item.position);
-    if (row) {
-      journal.push(row);
-      if (item.traceParent) keepTraceParent(ws, item.event, item.traceParent);
-    } else duplicates++;
-  }
-  await writeFold(client, ws, journal, midBatch);
-  return { journal, duplicates, deadLetters: [...ws.dirty.deadLetters] };
+    return { journal, duplicates };
+  });
+  await writeFold(
+    client,
+    ws,
+    folded.length === 1 ? folded[0]!.journal : folded.flatMap((f) => f.journal),
+    midBatch,
+  );
+  return folded;
 }
 
 /**
@@ -167,26 +178,17 @@ export async function projectBatch(
   const last = items.at(-1);
   if (!last) throw new Error('projectBatch needs at least one event');
   const nextOffset = last.position.offset + 1n;
-  if (!Number.isSafeInteger(partition)) throw new Error(`partition ${partition} is not an integer`);
-  // One round trip for the three (a multi-statement text takes no parameters: the values are literals,
-  // the topic escaped, the offsets bigints).
-  const beginText =
-    `begin; select pg_advisory_xact_lock_shared(${PROMOTE_LOCK}); ` +
-    `update projector_checkpoints set next_offset = ${nextOffset} where topic = ${client.escapeLiteral(topic)} ` +
-    `and partition = ${partition} and next_offset = ${expectedNextOffset}`;
-  const begin = async (): Promise<boolean> => {
-    const results = (await client.query(beginText)) as unknown as pg.QueryResult[];
-    return results.at(-1)?.rowCount === 1;
-  };
+  const begin = () =>
+    beginMoving(client, topic, [{ partition, expectedNextOffset, nextOffset }]).then((moved) => moved[0]!);
   try {
     if (!(await begin())) {
       await client.query('rollback');
       return { ok: false, storedNextOffset: await readCheckpoint(client, topic, partition) };
     }
-    let folded: Awaited<ReturnType<typeof foldItems>>;
+    let folded: { journal: JournalRow[]; duplicates: number };
     const refusedByDatabase: { eventId: string; reason: string }[] = [];
     try {
-      folded = await foldItems(client, items, retry, hooks.midBatch);
+      folded = (await foldRuns(client, [items], retry, hooks.midBatch))[0]!;
     } catch (e) {
       if (!isEventLevelError(e)) throw e;
       await client.query('rollback');
@@ -194,14 +196,13 @@ export async function projectBatch(
         await client.query('rollback');
         return { ok: false, storedNextOffset: await readCheckpoint(client, topic, partition) };
       }
-      folded = { journal: [], duplicates: 0, deadLetters: [] };
+      folded = { journal: [], duplicates: 0 };
       for (const item of items) {
         await client.query('savepoint one_event');
         try {
-          const r = await foldItems(client, [item], retry);
+          const r = (await foldRuns(client, [[item]], retry))[0]!;
           folded.journal.push(...r.journal);
           folded.duplicates += r.duplicates;
-          folded.deadLetters.push(...r.deadLetters);
           await client.query('release savepoint one_event');
         } catch (err) {
           if (!isEventLevelError(err) || !('event' in item)) throw err;
@@ -221,6 +222,104 @@ export async function projectBatch(
     await client.query('rollback').catch(() => {});
     throw e;
   }
+}
+
+/**
+ * Opens the batch's transaction: the promotion lock held shared, then each partition's checkpoint moved by
+ * compare-and-set, which also locks it. One round trip for all (a multi-statement text takes no
+ * parameters: the values are literals, the topic escaped, the offsets bigints). Says which moved.
+ */
+async function beginMoving(
+  client: pg.ClientBase,
+  topic: string,
+  moves: readonly { partition: number; expectedNextOffset: bigint; nextOffset: bigint }[],
+): Promise<boolean[]> {
+  let text = `begin; select pg_advisory_xact_lock_shared(${PROMOTE_LOCK})`;
+  for (const m of moves) {
+    if (!Number.isSafeInteger(m.partition)) throw new Error(`partition ${m.partition} is not an integer`);
+    text +=
+      `; update projector_checkpoints set next_offset = ${m.nextOffset} where topic = ${client.escapeLiteral(topic)} ` +
+      `and partition = ${m.partition} and next_offset = ${m.expectedNextOffset}`;
+  }
+  const results = (await client.query(text)) as unknown as pg.QueryResult[];
+  return results.slice(2).map((r) => r.rowCount === 1);
+}
+
+/** One partition's run of consecutive events, from the offset its checkpoint is expected at. */
+export interface PartitionRun {
+  partition: number;
+  expectedNextOffset: bigint;
+  items: readonly BatchItem[];
+}
+
+/**
+ * Folds several partitions' runs in one transaction (a group commit): under a steady load a fetch brings
+ * a few events for each partition, and a transaction each spent the fold's time on round trips and
+ * commits. The checkpoints move together, in partition order (two members never wait on each other in
+ * opposite orders). Off the happy path (a checkpoint another member moved, an event whose effects the
+ * database refuses) it rolls back and folds each run alone with projectBatch, which handles those.
+ */
+export async function projectBatches(
+  client: pg.ClientBase,
+  topic: string,
+  runs: readonly PartitionRun[],
+  hooks: Hooks = {},
+  retry?: RetryDecoder,
+): Promise<BatchResult[]> {
+  const alone = async () => {
+    const results: BatchResult[] = [];
+    for (const r of runs)
+      results.push(
+        await projectBatch(client, topic, r.partition, r.expectedNextOffset, r.items, hooks, retry),
+      );
+    return results;
+  };
+  if (runs.length <= 1) return alone();
+  const nextOffsets = runs.map((r) => {
+    const last = r.items.at(-1);
+    if (!last) throw new Error('projectBatches needs at least one event in each run');
+    return last.position.offset + 1n;
+  });
+  if (new Set(runs.map((r) => r.partition)).size !== runs.length)
+    throw new Error('projectBatches takes one run per partition');
+  const order = runs.map((_, i) => i).sort((a, b) => runs[a]!.partition - runs[b]!.partition);
+  let folded: { journal: JournalRow[]; duplicates: number }[];
+  try {
+    const moved = await beginMoving(
+      client,
+      topic,
+      order.map((i) => ({ ...runs[i]!, nextOffset: nextOffsets[i]! })),
+    );
+    if (moved.some((m) => !m)) {
+      await client.query('rollback');
+      return alone();
+    }
+    try {
+      const inOrder = await foldRuns(
+        client,
+        order.map((i) => runs[i]!.items),
+        retry,
+        hooks.midBatch,
+      );
+      folded = [];
+      order.forEach((i, k) => (folded[i] = inOrder[k]!));
+    } catch (e) {
+      if (!isEventLevelError(e)) throw e;
+      await client.query('rollback');
+      return alone();
+    }
+    await hooks.beforeCommit?.();
+    await client.query('commit');
+  } catch (e) {
+    await client.query('rollback').catch(() => {});
+    throw e;
+  }
+  return runs.map((_, i) => ({
+    ok: true,
+    ...folded[i]!,
+    nextOffset: nextOffsets[i]!,
+    refusedByDatabase: [],
+  }));
 }
 
 /** The partition's stored position, creating it at 0 the first time (one round trip: read once per fetch). */

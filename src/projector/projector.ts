@@ -3,7 +3,15 @@ import type pg from 'pg';
 import { EventDecodeError, type EventCodec } from '../events/codec.ts';
 import type { Logger } from '../observability/log.ts';
 import { traceParentOf } from '../observability/tracing.ts';
-import { projectBatch, readCheckpoint, type BatchItem, type RetryDecoder } from './batch.ts';
+import {
+  projectBatches,
+  readCheckpoint,
+  type BatchItem,
+  type BatchResult,
+  type PartitionRun,
+  type RetryDecoder,
+} from './batch.ts';
+import { GroupCommit } from './group-commit.ts';
 import { deadLetterId } from './fold.ts';
 import { traceFolded } from './tracing.ts';
 import type { JournalRow, Position } from './state.ts';
@@ -32,8 +40,13 @@ export interface ProjectorOptions {
   }) => void;
   /** Called with the partitions of the topic this member holds, on each group join (and [] on stop). */
   onAssigned?: (partitions: number[]) => void;
-  /** Partitions folded at once (each in its own transaction and connection; they own disjoint rows). */
+  /**
+   * Partitions folded at once. Live, their runs are folded together (group commit, `foldLanes` transactions
+   * at most at a time); in a rebuild each in its own transaction and connection (they own disjoint rows).
+   */
   partitionsConsumedConcurrently?: number;
+  /** Live: group commits in flight at once, each on its own connection. */
+  foldLanes?: number;
   /**
    * Rebuild mode (replay): fold each partition up to its end offset (exclusive) and stop there; `caughtUp()`
    * resolves when every partition has reached it. Dead letters are not published again (the live run did),
@@ -55,10 +68,22 @@ export class Projector {
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly maxBatch: number;
   private readonly rebuilding: RebuildProgress | undefined;
+  private readonly groupCommit: GroupCommit | undefined;
+  /**
+   * Each partition's checkpoint as this member last committed or read it: a batch needs no read of its
+   * own. A stale one is harmless: the batch's compare-and-set fails, writes nothing and says where it is.
+   */
+  private readonly checkpoints = new Map<number, bigint>();
 
   constructor(private readonly options: ProjectorOptions) {
     this.maxBatch = options.maxBatchEvents ?? 2000;
     if (options.rebuild) this.rebuilding = new RebuildProgress(options.rebuild.until);
+    else
+      this.groupCommit = new GroupCommit((runs) => this.foldOnConnection(runs), {
+        maxEvents: this.maxBatch,
+        lanes: options.foldLanes ?? 2,
+        maxWaitMs: 20,
+      });
   }
 
   async start(): Promise<void> {
@@ -123,9 +148,10 @@ export class Projector {
       );
       this.restartTimer = setTimeout(() => void this.restartConsumer(), 2000);
     });
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
-      this.options.onAssigned?.(payload.memberAssignment[topic] ?? []),
-    );
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.checkpoints.clear(); // partitions held before may have moved on under another member
+      this.options.onAssigned?.(payload.memberAssignment[topic] ?? []);
+    });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
@@ -249,7 +275,45 @@ export class Projector {
     }
   }
 
-  private async onBatch({
+  /** Runs of several partitions in one transaction (one run: as projectBatch), on a connection of its own. */
+  private async foldOnConnection(runs: PartitionRun[]): Promise<BatchResult[]> {
+    const client = await this.options.pool.connect();
+    try {
+      return await projectBatches(client, this.options.topic, runs, this.options.hooks, this.retryDecoder());
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Folds one partition's run: live together with the others of its moment, in a rebuild alone. */
+  private async fold(run: PartitionRun): Promise<BatchResult> {
+    if (this.groupCommit) return this.groupCommit.submit(run);
+    return (await this.foldOnConnection([run]))[0]!;
+  }
+
+  private async checkpointOf(partition: number): Promise<bigint> {
+    const known = this.checkpoints.get(partition);
+    if (known !== undefined) return known;
+    const client = await this.options.pool.connect();
+    try {
+      const stored = await readCheckpoint(client, this.options.topic, partition);
+      this.checkpoints.set(partition, stored);
+      return stored;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
+    this.groupCommit?.enter();
+    try {
+      await this.foldBatch(payload);
+    } finally {
+      this.groupCommit?.leave();
+    }
+  }
+
+  private async foldBatch({
     batch,
     resolveOffset,
     heartbeat,
@@ -258,78 +322,67 @@ export class Projector {
   }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
     const log = this.options.logger;
-    const client = await this.options.pool.connect();
-    try {
-      // A rebuild stops at its end offset; a partition it does not know was created after it began.
-      const end = this.rebuilding ? (this.options.rebuild!.until.get(partition) ?? 0n) : undefined;
-      if (end === 0n) {
-        // Nothing of it to fold: not even a checkpoint row (the live run has none for it either).
-        this.consumer?.pause([{ topic, partitions: [partition] }]);
-        return;
-      }
-      let next = await readCheckpoint(client, topic, partition);
-      const messages = batch.messages.filter(
-        (m) => BigInt(m.offset) >= next && (end === undefined || BigInt(m.offset) < end),
-      );
-      if (messages.length === 0) {
-        if (batch.messages.length > 0) resolveOffset(batch.lastOffset());
-        if (end !== undefined) this.reachedInRebuild(partition, next, end);
-        return;
-      }
-      if (BigInt(messages[0]!.offset) > next) {
-        log.warn(
-          { partition, checkpoint: next.toString(), fetched: messages[0]!.offset },
-          'fetch skipped ahead; seeking to checkpoint',
-        );
-        this.consumer!.seek({ topic, partition, offset: next.toString() });
-        return;
-      }
-      for (let i = 0; i < messages.length && isRunning() && !isStale(); i += this.maxBatch) {
-        const chunk = messages.slice(i, i + this.maxBatch);
-        const started = performance.now();
-        const items: BatchItem[] = [];
-        for (const m of chunk)
-          items.push(await this.toItem(m, { topic, partition, offset: BigInt(m.offset) }));
-        await this.publishDeadLetters(items, chunk);
-        const result = await projectBatch(
-          client,
-          topic,
-          partition,
-          next,
-          items,
-          this.options.hooks,
-          this.retryDecoder(),
-        );
-        if (!result.ok) {
-          log.warn(
-            { partition, expected: next.toString(), stored: result.storedNextOffset.toString() },
-            'checkpoint moved by another member; batch not applied',
-          );
-          this.consumer!.seek({ topic, partition, offset: result.storedNextOffset.toString() });
-          return;
-        }
-        next = result.nextOffset;
-        resolveOffset(chunk.at(-1)!.offset);
-        await heartbeat();
-        const seconds = (performance.now() - started) / 1000;
-        this.options.onBatch?.({
-          partition,
-          events: chunk.length,
-          nextOffset: next,
-          journal: result.journal,
-          seconds,
-        });
-        this.reportRefusals(result.journal, result.refusedByDatabase);
-        if (!this.rebuilding) traceFolded(chunk, result.journal, { topic, partition, seconds });
-        log.debug(
-          { partition, events: chunk.length, duplicates: result.duplicates, next: next.toString() },
-          'batch folded',
-        );
-      }
-      if (end !== undefined) this.reachedInRebuild(partition, next, end);
-    } finally {
-      client.release();
+    // A rebuild stops at its end offset; a partition it does not know was created after it began.
+    const end = this.rebuilding ? (this.options.rebuild!.until.get(partition) ?? 0n) : undefined;
+    if (end === 0n) {
+      // Nothing of it to fold: not even a checkpoint row (the live run has none for it either).
+      this.consumer?.pause([{ topic, partitions: [partition] }]);
+      return;
     }
+    let next = await this.checkpointOf(partition);
+    const messages = batch.messages.filter(
+      (m) => BigInt(m.offset) >= next && (end === undefined || BigInt(m.offset) < end),
+    );
+    if (messages.length === 0) {
+      if (batch.messages.length > 0) resolveOffset(batch.lastOffset());
+      if (end !== undefined) this.reachedInRebuild(partition, next, end);
+      return;
+    }
+    if (BigInt(messages[0]!.offset) > next) {
+      log.warn(
+        { partition, checkpoint: next.toString(), fetched: messages[0]!.offset },
+        'fetch skipped ahead; seeking to checkpoint',
+      );
+      this.checkpoints.delete(partition);
+      this.consumer!.seek({ topic, partition, offset: next.toString() });
+      return;
+    }
+    for (let i = 0; i < messages.length && isRunning() && !isStale(); i += this.maxBatch) {
+      const chunk = messages.slice(i, i + this.maxBatch);
+      const started = performance.now();
+      const items: BatchItem[] = [];
+      for (const m of chunk) items.push(await this.toItem(m, { topic, partition, offset: BigInt(m.offset) }));
+      await this.publishDeadLetters(items, chunk);
+      const result = await this.fold({ partition, expectedNextOffset: next, items });
+      if (!result.ok) {
+        log.warn(
+          { partition, expected: next.toString(), stored: result.storedNextOffset.toString() },
+          'checkpoint moved by another member; batch not applied',
+        );
+        this.checkpoints.set(partition, result.storedNextOffset);
+        this.consumer!.seek({ topic, partition, offset: result.storedNextOffset.toString() });
+        return;
+      }
+      next = result.nextOffset;
+      this.checkpoints.set(partition, next);
+      resolveOffset(chunk.at(-1)!.offset);
+      await heartbeat();
+      const seconds = (performance.now() - started) / 1000;
+      this.options.onBatch?.({
+        partition,
+        events: chunk.length,
+        nextOffset: next,
+        journal: result.journal,
+        seconds,
+      });
+      this.reportRefusals(result.journal, result.refusedByDatabase);
+      if (!this.rebuilding) traceFolded(chunk, result.journal, { topic, partition, seconds });
+      log.debug(
+        { partition, events: chunk.length, duplicates: result.duplicates, next: next.toString() },
+        'batch folded',
+      );
+    }
+    if (end !== undefined) this.reachedInRebuild(partition, next, end);
   }
 
   /** Rebuild mode: a partition at its end offset is paused; the last one to get there ends the rebuild. */

@@ -43,7 +43,7 @@ export async function startProjector(
   await migrateProjection(config.DATABASE_URL, schema);
   const pool = createPool(config.DATABASE_URL, {
     searchPath: schema,
-    max: 6, // the partitions folded at once, the checkpoint reads between them, and the metrics' queries
+    max: 6, // the group commits in flight, the checkpoint reads after a join, and the metrics' queries
     applicationName: 'swap-ledger-projector',
   });
   const kafka = createKafka({
@@ -68,12 +68,11 @@ export async function startProjector(
     deadLetterTopic: config.DLQ_TOPIC,
     groupId: extra.groupId ?? `${config.KAFKA_CLIENT_ID}-projector-${schema}`,
     logger,
-    // Partitions own disjoint rows (every row an event touches is keyed like its Kafka key), so several fold
-    // at once, each in its own transaction. kafkajs fetches again only once a fetch's batches are all done,
-    // so under a steady load a fetch brings a small batch for each of the 12 partitions and the time to
-    // visibility is a round or two of them; four lanes, not two, cut the median 200 -> visible from
-    // 139-145 ms to 102-122 ms under bench:webhook (batches of ~30 events, ~25 ms each, round trips mostly).
-    partitionsConsumedConcurrently: 4,
+    // kafkajs fetches again only once a fetch's batches are all done, so under a steady load a fetch brings
+    // a few events for each of the 12 partitions. All of them are taken at once and folded together, in
+    // one transaction (src/projector/group-commit.ts): a transaction per partition spent the fold's time on
+    // round trips and commits.
+    partitionsConsumedConcurrently: 24,
     ...options,
     onBatch: (b) => {
       measured.onBatch(b);
