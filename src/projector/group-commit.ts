@@ -12,6 +12,7 @@ interface Pending {
  * in its run or finished, or `maxWaitMs` after the oldest run came, whichever is first, so a partition
  * slow to hand in (a dead letter being published) never holds the others back for long. At most `lanes`
  * folds run at once, each of at most `maxEvents` events (one run may exceed it alone: it is never split).
+ * A fold that fails is tried again one run at a time, so each partition gets its own result or error.
  */
 export class GroupCommit {
   /** eachBatch calls between enter() and leave(). */
@@ -88,14 +89,26 @@ export class GroupCommit {
 
   private async foldSome(taken: Pending[]): Promise<void> {
     this.folding++;
+    const settled: (() => void)[] = [];
     try {
       const results = await this.fold(taken.map((p) => p.run));
-      this.handedIn -= taken.length;
-      taken.forEach((p, i) => p.resolve(results[i]!));
+      taken.forEach((p, i) => settled.push(() => p.resolve(results[i]!)));
     } catch (e) {
-      this.handedIn -= taken.length;
-      for (const p of taken) p.reject(e);
+      if (taken.length === 1) settled.push(() => taken[0]!.reject(e));
+      // Each run again on its own: a failure that is one partition's (its data, not the connection) must
+      // hold back that partition alone, not every partition that happened to be folded with it.
+      else
+        for (const p of taken) {
+          try {
+            const [result] = await this.fold([p.run]);
+            settled.push(() => p.resolve(result!));
+          } catch (err) {
+            settled.push(() => p.reject(err));
+          }
+        }
     } finally {
+      this.handedIn -= taken.length;
+      for (const settle of settled) settle();
       this.folding--;
       this.maybeFold();
     }

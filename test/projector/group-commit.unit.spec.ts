@@ -105,20 +105,35 @@ describe('GroupCommit: which runs are folded together, and when', () => {
     expect(calls.map((c) => c.partitions)).toEqual([[0, 1], [0]]);
   });
 
-  it('a failed fold fails every run in it, and the next runs fold again', async () => {
+  it('a failed fold is tried again run by run: a failure stays with its own partition', async () => {
     const { calls, fold } = recordingFold();
     const gc = new GroupCommit(fold, { maxEvents: 100, lanes: 2, maxWaitMs: 20 });
     gc.enter();
     gc.enter();
     const a = gc.submit(run(0));
     const b = gc.submit(run(1));
+    calls[0]!.settle(new Error('partition 1 cannot be folded'));
+    await flush();
+    expect(calls.map((c) => c.partitions)).toEqual([[0, 1], [0]]); // one at a time
+    calls[1]!.settle();
+    await flush();
+    expect(calls.map((c) => c.partitions)).toEqual([[0, 1], [0], [1]]);
+    calls[2]!.settle(new Error('partition 1 cannot be folded'));
+    expect((await a).ok).toBe(true);
+    await expect(b).rejects.toThrow('partition 1 cannot be folded');
+    // The next runs fold together again.
+    void gc.submit(run(0));
+    void gc.submit(run(1));
+    expect(calls.map((c) => c.partitions).at(-1)).toEqual([0, 1]);
+  });
+
+  it('a run folded alone that fails is failed, with no second try', async () => {
+    const { calls, fold } = recordingFold();
+    const gc = new GroupCommit(fold, { maxEvents: 100, lanes: 2, maxWaitMs: 20 });
+    gc.enter();
+    const a = gc.submit(run(4));
     calls[0]!.settle(new Error('connection terminated'));
     await expect(a).rejects.toThrow('connection terminated');
-    await expect(b).rejects.toThrow('connection terminated');
-    const again = gc.submit(run(0));
-    gc.leave();
-    expect(calls.map((c) => c.partitions)).toEqual([[0, 1], [0]]);
-    calls[1]!.settle();
-    expect((await again).ok).toBe(true);
+    expect(calls).toHaveLength(1);
   });
 });
