@@ -271,22 +271,26 @@ async function main() {
     PROVIDERS_FILE: providersFile,
     LOG_LEVEL: 'info',
   };
+  // --profile: the webhook and the projector each write a V8 CPU profile when they stop, in
+  // <dir>/webhook and <dir>/projector (bench/profile-top.ts reads them).
+  const profileDir = stringOption('profile');
+  const cpuProf = (name: string) =>
+    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [];
   // The projector's metrics too: its batches under the load (how many, how large, how long).
   const projectorMetricsPort = await freePort();
   const projector = startChild(
     ['projector', 'run'],
     { ...childEnv, METRICS_PORT: String(projectorMetricsPort), METRICS_HOST: '127.0.0.1' },
     /projector started/,
+    cpuProf('projector'),
   );
-  // --profile: the webhook process writes a V8 CPU profile there when it stops (bench/profile-top.ts reads it).
-  const profileDir = stringOption('profile');
   // The webhook's own metrics (its metrics listener): the produce requests' sizes and its event loop.
   const metricsPort = await freePort();
   const webhook = startChild(
     ['webhook', 'serve', '--port', '0'],
     { ...childEnv, METRICS_PORT: String(metricsPort), METRICS_HOST: '127.0.0.1' },
     /"url":"(http:\/\/[^"]+)"[^\n]*webhook server listening/,
-    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    cpuProf('webhook'),
   );
   try {
     const ids = [...Array.from({ length: swapCount }, (_, i) => `${prefix}${i}`), ...sampled];
