@@ -2,6 +2,8 @@ import type { BatchResult, PartitionRun } from './batch.ts';
 
 interface Pending {
   run: PartitionRun;
+  /** performance.now() when it was handed in. */
+  since: number;
   resolve: (result: BatchResult) => void;
   reject: (e: unknown) => void;
 }
@@ -9,7 +11,7 @@ interface Pending {
 /**
  * Gathers the runs of the partitions being folded at once and folds them together (projectBatches).
  * kafkajs hands a fetch's partitions to eachBatch side by side; a fold starts once each of them has handed
- * in its run or finished, or `maxWaitMs` after the oldest run came, whichever is first, so a partition
+ * in its run or finished, or `maxWaitMs` after the oldest pending run came, whichever is first, so a partition
  * slow to hand in (a dead letter being published) never holds the others back for long. At most `lanes`
  * folds run at once, each of at most `maxEvents` events (one run may exceed it alone: it is never split).
  * A fold that fails is tried again one run at a time, so each partition gets its own result or error.
@@ -21,6 +23,8 @@ export class GroupCommit {
   private handedIn = 0;
   private pending: Pending[] = [];
   private folding = 0;
+  /** Partitions whose run is being folded: a partition's next run waits for the one before. */
+  private readonly inFlight = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -40,29 +44,38 @@ export class GroupCommit {
   /** Folds the run with others of its moment; the caller must be between enter() and leave(). */
   submit(run: PartitionRun): Promise<BatchResult> {
     return new Promise<BatchResult>((resolve, reject) => {
-      this.pending.push({ run, resolve, reject });
+      this.pending.push({ run, since: performance.now(), resolve, reject });
       this.handedIn++;
       this.maybeFold();
     });
   }
 
-  private maybeFold(waitedLongEnough = false): void {
-    while (
-      this.pending.length > 0 &&
-      this.folding < this.options.lanes &&
-      (waitedLongEnough || this.active === this.handedIn || this.pendingEvents() >= this.options.maxEvents)
-    ) {
-      void this.foldSome(this.take());
+  private maybeFold(): void {
+    while (this.pending.length > 0 && this.folding < this.options.lanes && this.due()) {
+      const taken = this.take();
+      if (taken.length === 0) break; // every pending run's partition is being folded
+      void this.foldSome(taken);
     }
-    if (this.pending.length === 0 && this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    } else if (this.pending.length > 0 && !this.timer) {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    // Armed for the oldest pending run. Once it is due, a fold in flight (a busy lane, or its partition's
+    // previous run) calls back here when it ends, and due() folds it then, with no further wait.
+    const left =
+      this.pending.length > 0 ? this.pending[0]!.since + this.options.maxWaitMs - performance.now() : 0;
+    if (left > 0)
       this.timer = setTimeout(() => {
         this.timer = undefined;
-        this.maybeFold(true);
-      }, this.options.maxWaitMs).unref();
-    }
+        this.maybeFold();
+      }, left).unref();
+  }
+
+  /** Whether the pending runs should be folded now rather than wait for more. */
+  private due(): boolean {
+    return (
+      this.active === this.handedIn ||
+      this.pendingEvents() >= this.options.maxEvents ||
+      performance.now() - this.pending[0]!.since >= this.options.maxWaitMs
+    );
   }
 
   private pendingEvents(): number {
@@ -78,7 +91,7 @@ export class GroupCommit {
     let events = 0;
     this.pending = this.pending.filter((p) => {
       const fits = taken.length === 0 || events + p.run.items.length <= this.options.maxEvents;
-      if (!fits || partitions.has(p.run.partition)) return true;
+      if (!fits || partitions.has(p.run.partition) || this.inFlight.has(p.run.partition)) return true;
       taken.push(p);
       partitions.add(p.run.partition);
       events += p.run.items.length;
@@ -89,6 +102,7 @@ export class GroupCommit {
 
   private async foldSome(taken: Pending[]): Promise<void> {
     this.folding++;
+    for (const p of taken) this.inFlight.add(p.run.partition);
     const settled: (() => void)[] = [];
     try {
       const results = await this.fold(taken.map((p) => p.run));
@@ -108,6 +122,7 @@ export class GroupCommit {
         }
     } finally {
       this.handedIn -= taken.length;
+      for (const p of taken) this.inFlight.delete(p.run.partition);
       for (const settle of settled) settle();
       this.folding--;
       this.maybeFold();
