@@ -2,8 +2,6 @@ import type { BatchResult, PartitionRun } from './batch.ts';
 
 interface Pending {
   run: PartitionRun;
-  /** performance.now() when it was handed in. */
-  since: number;
   resolve: (result: BatchResult) => void;
   reject: (e: unknown) => void;
 }
@@ -11,7 +9,7 @@ interface Pending {
 /**
  * Gathers the runs of the partitions being folded at once and folds them together (projectBatches).
  * kafkajs hands a fetch's partitions to eachBatch side by side; a fold starts once each of them has handed
- * in its run or finished, or `maxWaitMs` after the oldest pending run came, whichever is first, so a partition
+ * in its run or finished, or `maxWaitMs` after a run came to an empty queue, whichever is first, so a partition
  * slow to hand in (a dead letter being published) never holds the others back for long. At most `lanes`
  * folds run at once, each of at most `maxEvents` events (one run may exceed it alone: it is never split).
  * A fold that fails is tried again one run at a time, so each partition gets its own result or error.
@@ -44,38 +42,31 @@ export class GroupCommit {
   /** Folds the run with others of its moment; the caller must be between enter() and leave(). */
   submit(run: PartitionRun): Promise<BatchResult> {
     return new Promise<BatchResult>((resolve, reject) => {
-      this.pending.push({ run, since: performance.now(), resolve, reject });
+      this.pending.push({ run, resolve, reject });
       this.handedIn++;
       this.maybeFold();
     });
   }
 
-  private maybeFold(): void {
-    while (this.pending.length > 0 && this.folding < this.options.lanes && this.due()) {
+  private maybeFold(waitedLongEnough = false): void {
+    while (
+      this.pending.length > 0 &&
+      this.folding < this.options.lanes &&
+      (waitedLongEnough || this.active === this.handedIn || this.pendingEvents() >= this.options.maxEvents)
+    ) {
       const taken = this.take();
       if (taken.length === 0) break; // every pending run's partition is being folded
       void this.foldSome(taken);
     }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    // Armed for the oldest pending run. Once it is due, a fold in flight (a busy lane, or its partition's
-    // previous run) calls back here when it ends, and due() folds it then, with no further wait.
-    const left =
-      this.pending.length > 0 ? this.pending[0]!.since + this.options.maxWaitMs - performance.now() : 0;
-    if (left > 0)
+    if (this.pending.length === 0 && this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    } else if (this.pending.length > 0 && !this.timer) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
-        this.maybeFold();
-      }, left).unref();
-  }
-
-  /** Whether the pending runs should be folded now rather than wait for more. */
-  private due(): boolean {
-    return (
-      this.active === this.handedIn ||
-      this.pendingEvents() >= this.options.maxEvents ||
-      performance.now() - this.pending[0]!.since >= this.options.maxWaitMs
-    );
+        this.maybeFold(true);
+      }, this.options.maxWaitMs).unref();
+    }
   }
 
   private pendingEvents(): number {
