@@ -322,7 +322,7 @@ export async function projectBatches(
   }));
 }
 
-/** The partition's stored position, creating it at 0 the first time (one round trip: read once per fetch). */
+/** The partition's stored position, creating it at 0 the first time (one round trip; the live projector reads it once per group join). */
 export async function readCheckpoint(
   client: pg.ClientBase,
   topic: string,

@@ -41,12 +41,10 @@ export interface ProjectorOptions {
   /** Called with the partitions of the topic this member holds, on each group join (and [] on stop). */
   onAssigned?: (partitions: number[]) => void;
   /**
-   * Partitions folded at once. Live, their runs are folded together (group commit, `foldLanes` transactions
-   * at most at a time); in a rebuild each in its own transaction and connection (they own disjoint rows).
+   * Partitions folded at once. Live, their runs are folded together (group commit, at most FOLD_LANES
+   * transactions at a time); in a rebuild each in its own transaction and connection (they own disjoint rows).
    */
   partitionsConsumedConcurrently?: number;
-  /** Live: group commits in flight at once, each on its own connection. */
-  foldLanes?: number;
   /**
    * Rebuild mode (replay): fold each partition up to its end offset (exclusive) and stop there; `caughtUp()`
    * resolves when every partition has reached it. Dead letters are not published again (the live run did),
@@ -54,6 +52,12 @@ export interface ProjectorOptions {
    */
   rebuild?: { until: ReadonlyMap<number, bigint>; assigner?: PartitionAssigner };
 }
+
+/**
+ * Live group commits in flight at once, each on its own connection: a run handed in late, or a backlog past
+ * maxBatchEvents, folds beside the fold under way instead of waiting for it.
+ */
+const FOLD_LANES = 2;
 
 /**
  * Consumer-group member that folds the events topic into Postgres. Postgres, not Kafka, holds the
@@ -81,7 +85,7 @@ export class Projector {
     else
       this.groupCommit = new GroupCommit((runs) => this.foldOnConnection(runs), {
         maxEvents: this.maxBatch,
-        lanes: options.foldLanes ?? 2,
+        lanes: FOLD_LANES,
         maxWaitMs: 20,
       });
   }
