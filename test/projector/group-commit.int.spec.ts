@@ -46,6 +46,14 @@ describe('group commit: several partitions folded in one transaction (real Postg
     return p;
   }
 
+  /** Each partition's stored next offset. */
+  async function checkpointsOf(pool: pg.Pool): Promise<Record<number, number>> {
+    const r = await pool.query<{ partition: number; n: number }>(
+      'select partition, next_offset::int as n from projector_checkpoints order by partition',
+    );
+    return Object.fromEntries(r.rows.map((row) => [row.partition, row.n]));
+  }
+
   async function withClient<T>(pool: pg.Pool, f: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     const c = await pool.connect();
     try {
@@ -86,13 +94,7 @@ describe('group commit: several partitions folded in one transaction (real Postg
       { swap_id: 'gc-a', status: 'PENDING' },
       { swap_id: 'gc-b', status: 'FINISHED' },
     ]);
-    const checkpoints = await together.pool.query(
-      'select partition, next_offset::int as n from projector_checkpoints order by partition',
-    );
-    expect(checkpoints.rows).toEqual([
-      { partition: 0, n: 2 },
-      { partition: 1, n: 3 },
-    ]);
+    expect(await checkpointsOf(together.pool)).toEqual({ 0: 2, 1: 3 });
   });
 
   it('a run whose checkpoint another member moved is refused with where it stands; the others apply', async () => {
@@ -141,13 +143,7 @@ describe('group commit: several partitions folded in one transaction (real Postg
     expect(r1.refusedByDatabase).toEqual([]);
     const swaps = await pool.query('select swap_id, status from swaps order by swap_id');
     expect(swaps.rows.map((r) => r.swap_id)).toEqual(['gr-a', 'gr-b']);
-    const checkpoints = await pool.query(
-      'select partition, next_offset::int as n from projector_checkpoints order by partition',
-    );
-    expect(checkpoints.rows).toEqual([
-      { partition: 0, n: 2 },
-      { partition: 1, n: 3 },
-    ]);
+    expect(await checkpointsOf(pool)).toEqual({ 0: 2, 1: 3 });
   });
 
   it('refuses two runs of one partition, writing nothing', async () => {

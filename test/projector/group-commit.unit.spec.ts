@@ -32,14 +32,20 @@ function recordingFold() {
 
 const flush = () => new Promise<void>((r) => setImmediate(r));
 
+/** A GroupCommit over a recording fold, with `entered` eachBatch calls already under way. */
+function scheduler(entered: number, options: Partial<{ maxEvents: number; lanes: number }> = {}) {
+  const { calls, fold } = recordingFold();
+  const gc = new GroupCommit(fold, { maxEvents: 100, lanes: 2, maxWaitMs: 20, ...options });
+  for (let i = 0; i < entered; i++) gc.enter();
+  return { calls, gc };
+}
+
 describe('GroupCommit: which runs are folded together, and when', () => {
   beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] }));
   afterEach(() => vi.useRealTimers());
 
   it('folds once every partition being folded has handed in its run, all in one call', async () => {
-    const { calls, fold } = recordingFold();
-    const gc = new GroupCommit(fold, { maxEvents: 100, lanes: 2, maxWaitMs: 20 });
-    for (let i = 0; i < 3; i++) gc.enter();
+    const { calls, gc } = scheduler(3);
     const results = [gc.submit(run(0)), gc.submit(run(1))];
     await flush();
     expect(calls).toEqual([]); // partition 2 is still decoding its batch
@@ -51,10 +57,7 @@ describe('GroupCommit: which runs are folded together, and when', () => {
   });
 
   it('a partition that ends without a run (nothing new, a seek) does not hold the others', async () => {
-    const { calls, fold } = recordingFold();
-    const gc = new GroupCommit(fold, { maxEvents: 100, lanes: 2, maxWaitMs: 20 });
-    gc.enter();
-    gc.enter();
+    const { calls, gc } = scheduler(2);
     void gc.submit(run(0));
     expect(calls).toEqual([]);
     gc.leave();
@@ -62,10 +65,7 @@ describe('GroupCommit: which runs are folded together, and when', () => {
   });
 
   it('folds what it has after maxWaitMs when a partition is slow to hand in its run', async () => {
-    const { calls, fold } = recordingFold();
-    const gc = new GroupCommit(fold, { maxEvents: 100, lanes: 2, maxWaitMs: 20 });
-    gc.enter();
-    gc.enter();
+    const { calls, gc } = scheduler(2);
     void gc.submit(run(3));
     vi.advanceTimersByTime(19);
     expect(calls).toEqual([]);
@@ -74,9 +74,7 @@ describe('GroupCommit: which runs are folded together, and when', () => {
   });
 
   it('folds at most maxEvents together (a larger run alone), and no more than `lanes` folds at once', async () => {
-    const { calls, fold } = recordingFold();
-    const gc = new GroupCommit(fold, { maxEvents: 5, lanes: 1, maxWaitMs: 20 });
-    for (let i = 0; i < 4; i++) gc.enter();
+    const { calls, gc } = scheduler(4, { maxEvents: 5, lanes: 1 });
     const results = [gc.submit(run(0, 3)), gc.submit(run(1, 2)), gc.submit(run(2, 9)), gc.submit(run(3, 1))];
     expect(calls.map((c) => c.partitions)).toEqual([[0, 1]]); // the 5 events reached maxEvents: no wait
     calls[0]!.settle();
@@ -94,10 +92,7 @@ describe('GroupCommit: which runs are folded together, and when', () => {
   });
 
   it("runs a second fold beside the first for other partitions; a partition's next run waits for its last", async () => {
-    const { calls, fold } = recordingFold();
-    const gc = new GroupCommit(fold, { maxEvents: 100, lanes: 2, maxWaitMs: 20 });
-    gc.enter();
-    gc.enter();
+    const { calls, gc } = scheduler(2);
     void gc.submit(run(0));
     void gc.submit(run(1));
     gc.enter(); // the next fetch's batches, while the first fold is in flight
@@ -114,10 +109,7 @@ describe('GroupCommit: which runs are folded together, and when', () => {
   });
 
   it('a failed fold is tried again run by run: a failure stays with its own partition', async () => {
-    const { calls, fold } = recordingFold();
-    const gc = new GroupCommit(fold, { maxEvents: 100, lanes: 2, maxWaitMs: 20 });
-    gc.enter();
-    gc.enter();
+    const { calls, gc } = scheduler(2);
     const a = gc.submit(run(0));
     const b = gc.submit(run(1));
     calls[0]!.settle(new Error('partition 1 cannot be folded'));
@@ -136,9 +128,7 @@ describe('GroupCommit: which runs are folded together, and when', () => {
   });
 
   it('a run folded alone that fails is failed, with no second try', async () => {
-    const { calls, fold } = recordingFold();
-    const gc = new GroupCommit(fold, { maxEvents: 100, lanes: 2, maxWaitMs: 20 });
-    gc.enter();
+    const { calls, gc } = scheduler(1);
     const a = gc.submit(run(4));
     calls[0]!.settle(new Error('connection terminated'));
     await expect(a).rejects.toThrow('connection terminated');
