@@ -19,7 +19,7 @@ import { Agent, request } from 'node:http';
 import type pg from 'pg';
 import { createPool } from '../src/db/client.ts';
 import { migrateProjection } from '../src/db/migrate.ts';
-import { createKafka } from '../src/events/index.ts';
+import { createKafka, createTopicsReady } from '../src/events/index.ts';
 import { generateApiKey } from '../src/providers/api-keys.ts';
 import { freePort } from '../src/demo/provision.ts';
 import { swapCreated } from '../src/testing/events.ts';
@@ -238,13 +238,10 @@ async function main() {
   const kafka = createKafka({ brokers: env.KAFKA_BROKERS.split(','), clientId: 'bench-webhook' });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({
-    topics: [
-      { topic, numPartitions: 12 },
-      { topic: `${topic}.dlq`, numPartitions: 1 },
-    ],
-    waitForLeaders: true,
-  });
+  await createTopicsReady(admin, [
+    { topic, numPartitions: 12 },
+    { topic: `${topic}.dlq`, numPartitions: 1 },
+  ]);
   await migrateProjection(env.DATABASE_URL, schema);
   const projection = createPool(env.DATABASE_URL, { searchPath: schema, max: 1 + SAMPLERS });
   const dir = mkdtempSync(join(os.tmpdir(), 'bench-webhook-'));

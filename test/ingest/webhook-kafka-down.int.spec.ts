@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migratePlatform } from '../../src/db/migrate.ts';
 import { createKafka } from '../../src/events/kafka.ts';
+import { createTopicsReady } from '../../src/events/topics.ts';
 import { startWebhook, type RunningWebhook } from '../../src/ingest/webhook/run.ts';
 import { recordCreatedSwap } from '../../src/gateway/created.ts';
 import { freshProjection, testStack, uniqueName } from '../support/context.ts';
@@ -45,7 +46,7 @@ describe('status webhook while Kafka is down (a private broker, stopped and star
     ]).then(([b, p]) => [b, p] as const);
     const admin = createKafka({ brokers: [broker.brokers], clientId: 'test-admin' }).admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await createTopicsReady(admin, [{ topic, numPartitions: 1 }]);
     await admin.disconnect();
     await recordCreatedSwap(projection.pool, {
       swapId,

@@ -1,6 +1,7 @@
 import { swapKey } from '../../src/events/keys.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka } from '../../src/events/kafka.ts';
+import { createTopicsReady } from '../../src/events/topics.ts';
 import { runCli } from '../support/cli.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 import { privateKafka } from '../support/private-kafka.ts';
@@ -35,13 +36,10 @@ describe('gateway while Kafka is down: the outbox', () => {
     broker = await privateKafka('gw-outbox');
     const admin = createKafka({ brokers: [broker.brokers], clientId: 'test-admin' }).admin();
     await admin.connect();
-    await admin.createTopics({
-      topics: [
-        { topic, numPartitions: 2 },
-        { topic: `${topic}.dlq`, numPartitions: 1 },
-      ],
-      waitForLeaders: true,
-    });
+    await createTopicsReady(admin, [
+      { topic, numPartitions: 2 },
+      { topic: `${topic}.dlq`, numPartitions: 1 },
+    ]);
     await admin.disconnect();
     p = await startPlatform({
       label: 'gw-outbox',

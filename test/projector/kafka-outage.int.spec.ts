@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/client.ts';
 import { migrateProjection } from '../../src/db/migrate.ts';
-import { EventAppender, EventCodec, createKafka } from '../../src/events/index.ts';
+import { EventAppender, EventCodec, createKafka, createTopicsReady } from '../../src/events/index.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { projectionLag } from '../../src/projector/lag.ts';
 import { startProjector } from '../../src/projector/run.ts';
@@ -23,10 +23,7 @@ describe('projector across a Kafka outage (private broker)', () => {
     const topic = uniqueName('outage');
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({
-      topics: [{ topic, numPartitions: 2 }, { topic: `${topic}.dlq` }],
-      waitForLeaders: true,
-    });
+    await createTopicsReady(admin, [{ topic, numPartitions: 2 }, { topic: `${topic}.dlq` }]);
     await admin.disconnect();
     const codec = new EventCodec(stack.registryUrl, topic);
     const schema = uniqueName('outage', '_');

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import type pg from 'pg';
 import { createKafka } from '../../src/events/kafka.ts';
+import { createTopicsReady } from '../../src/events/topics.ts';
 import { createPool } from '../../src/db/client.ts';
 import { migrateProjection } from '../../src/db/migrate.ts';
 
@@ -23,7 +24,7 @@ export async function createTopic(name: string, partitions = 1): Promise<void> {
   const admin = testKafka().admin();
   await admin.connect();
   try {
-    await admin.createTopics({ topics: [{ topic: name, numPartitions: partitions }], waitForLeaders: true });
+    await createTopicsReady(admin, [{ topic: name, numPartitions: partitions }]);
   } finally {
     await admin.disconnect();
   }
