@@ -155,7 +155,15 @@ export function cpuReading(named: Record<string, number | undefined> = {}): CpuR
               : undefined);
       if (!group) continue;
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      reading.processes.set(pid, { group, seconds: (Number(fields[11]) + Number(fields[12])) / tick });
+      // utime + stime, and cutime + cstime: the postmaster's holds its ended backends' CPU (a pool closed
+      // before the second reading), which would otherwise be lost.
+      const [utime, stime, cutime, cstime] = fields.slice(11, 15).map(Number) as [
+        number,
+        number,
+        number,
+        number,
+      ];
+      reading.processes.set(pid, { group, seconds: (utime + stime + cutime + cstime) / tick });
     }
   } catch {
     // not Linux: this process's own figure only
@@ -169,16 +177,16 @@ export const coresAllow = (machineUs: number) =>
 
 /**
  * Microseconds of CPU per item between two readings, by group (postgres, kafka and registry always
- * there). A process that ended in between is not counted (its last figure is unknown); one that started
- * is counted whole.
+ * there): each group's sum after less its sum before. A Postgres backend that ended in between is
+ * counted through its parent, the postmaster; one that started is counted whole.
  */
 export type CpuPerItem = Record<'self' | 'postgres' | 'kafka' | 'registry' | 'machine', number> &
   Record<string, number>;
 
 export function cpuPerItem(before: CpuReading, after: CpuReading, items: number): CpuPerItem {
   const groups: Record<string, number> = { postgres: 0, kafka: 0, registry: 0 };
-  for (const [pid, p] of after.processes)
-    groups[p.group] = (groups[p.group] ?? 0) + p.seconds - (before.processes.get(pid)?.seconds ?? 0);
+  for (const p of after.processes.values()) groups[p.group] = (groups[p.group] ?? 0) + p.seconds;
+  for (const p of before.processes.values()) groups[p.group] = (groups[p.group] ?? 0) - p.seconds;
   const per = (s: number) => round((s * 1e6) / items);
   const out: Record<string, number> = { self: per(after.self - before.self) };
   for (const [g, s] of Object.entries(groups)) out[g] = per(s);

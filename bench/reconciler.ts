@@ -12,7 +12,7 @@ import { Session } from 'node:inspector/promises';
 import type { Kafka } from 'kafkajs';
 import { createPool } from '../src/db/client.ts';
 import { migratePlatform } from '../src/db/migrate.ts';
-import { EventAppender, EventCodec } from '../src/events/index.ts';
+import { createTopicsReady, EventAppender, EventCodec } from '../src/events/index.ts';
 import { createLogger } from '../src/observability/log.ts';
 import { MetricsRegistry } from '../src/observability/metrics.ts';
 import { loadProviders } from '../src/providers/store.ts';
@@ -59,7 +59,7 @@ export async function benchReconciler(
   const platform = createPool(env.DATABASE_URL, { max: 2 });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 12 }], waitForLeaders: true });
+  await createTopicsReady(admin, [{ topic, numPartitions: 12 }]);
   await admin.disconnect();
   const appender = new EventAppender({
     kafka,

@@ -43,6 +43,8 @@ async function main() {
       seconds: r.seconds,
       phases: r.phases,
       peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+      // Its worker threads' too: one process.
+      cpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
       schema: r.schema,
       checksum: r.rebuilt.checksum,
       liveChecksum: r.live?.checksum ?? null,

@@ -7,10 +7,19 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Kafka } from 'kafkajs';
 import { configSpec } from '../src/config/config.ts';
-import { EventAppender, EventCodec } from '../src/events/index.ts';
+import { createTopicsReady, EventAppender, EventCodec } from '../src/events/index.ts';
 import type { SwapEvent } from '../src/events/types.ts';
 import type { ReplayResult } from '../src/ops/replay.ts';
-import { round, seconds, type Endpoints, type Figure } from './common.ts';
+import {
+  coresAllow,
+  cpuPerItem,
+  cpuReading,
+  round,
+  seconds,
+  type CpuPerItem,
+  type Endpoints,
+  type Figure,
+} from './common.ts';
 
 interface ChildResult {
   events: number;
@@ -19,11 +28,33 @@ interface ChildResult {
   schema: string;
   checksum: string;
   phases: ReplayResult['phases'];
+  cpuSeconds: number;
+  /** Microseconds of CPU an event, by process group, over the child's life. */
+  cpu: CpuPerItem;
 }
 
 const CHILD = fileURLToPath(new URL('./replay-child.ts', import.meta.url));
 
-function replayInChild(topic: string, fraction: number, batch: number): Promise<ChildResult> {
+async function replayInChild(
+  topic: string,
+  fraction: number,
+  batch: number,
+  profileDir?: string,
+): Promise<ChildResult> {
+  const before = cpuReading();
+  const r = await runChild(topic, fraction, batch, profileDir);
+  const cpu = cpuPerItem(before, cpuReading(), r.events);
+  // The child has ended, so the readings cannot see it: it says its own.
+  return { ...r, cpu: { ...cpu, self: round((r.cpuSeconds * 1e6) / r.events) } };
+}
+
+function runChild(
+  topic: string,
+  fraction: number,
+  batch: number,
+  /** V8 CPU profiles of the child, one a thread (its fold workers'), written here. */
+  profileDir?: string,
+): Promise<Omit<ChildResult, 'cpu'>> {
   return new Promise((resolve, reject) => {
     // Under the heap budget `swap-ledger replay` runs with (bin/swap-ledger.mjs), so the memory is the command's.
     const heap = process.env.REPLAY_HEAP_MB ?? String(configSpec.REPLAY_HEAP_MB.default);
@@ -31,6 +62,7 @@ function replayInChild(topic: string, fraction: number, batch: number): Promise<
       process.execPath,
       [
         `--max-old-space-size=${heap}`,
+        ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
         '--import',
         'tsx',
         CHILD,
@@ -50,7 +82,7 @@ function replayInChild(topic: string, fraction: number, batch: number): Promise<
       if (code !== 0) return reject(new Error(`replay child exited with ${code}`));
       const line = out.trim().split('\n').at(-1) ?? '';
       try {
-        resolve(JSON.parse(line) as ChildResult);
+        resolve(JSON.parse(line) as Omit<ChildResult, 'cpu'>);
       } catch {
         reject(new Error(`replay child printed no result: ${out.slice(-500)}`));
       }
@@ -79,18 +111,20 @@ export async function benchReplay(
   events: readonly SwapEvent[],
   batch: number,
   foldRate: number,
+  /** Profiles the full replay's process and its fold workers into this directory. */
+  profileDir?: string,
 ): Promise<{ figures: Figure[]; schemas: string[]; topic: string }> {
   const topic = `bench.${run}.events`;
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: 12 }], waitForLeaders: true });
+    await createTopicsReady(admin, [{ topic, numPartitions: 12 }]);
   } finally {
     await admin.disconnect();
   }
   const tAppend = await appendAll(kafka, env, topic, events);
   const tenth = await replayInChild(topic, 10, batch);
-  const full = await replayInChild(topic, 1, batch);
+  const full = await replayInChild(topic, 1, batch, profileDir);
   const rate = Math.round(full.events / full.seconds);
   const projected = 1e6 / rate;
   const rssRatio = full.peakRssMiB / tenth.peakRssMiB;
@@ -112,7 +146,7 @@ export async function benchReplay(
         ratio: rate / foldRate,
         goal: '>= 16,667 ev/s (1M in < 60 s)',
         pass: rate >= 1e6 / 60,
-        note: `${full.events} events in ${round(full.seconds, 1)} s (12 partitions, group join and checksum included: fold ${round(full.phases.foldSeconds, 1)} s, index builds ${round(full.phases.finishSeconds, 1)} s, checksums ${round(full.phases.checksumSeconds, 1)} s); checksum ${full.checksum}`,
+        note: `${full.events} events in ${round(full.seconds, 1)} s (12 partitions, group join and checksum included: fold ${round(full.phases.foldSeconds, 1)} s, index builds ${round(full.phases.finishSeconds, 1)} s, checksums ${round(full.phases.checksumSeconds, 1)} s); CPU an event: replay process ${full.cpu.self} µs, Postgres ${full.cpu.postgres} µs, Kafka ${full.cpu.kafka} µs, machine ${full.cpu.machine} µs in all (at that cost the cores allow ${coresAllow(full.cpu.machine)} ev/s); checksum ${full.checksum}`,
       },
       {
         name: 'replay of 1M events, projected',

@@ -4,6 +4,7 @@
  *   npm run bench -- [--events 60000] [--projector-events 60000] [--batch 5000] [--replay-batch 10000]
  *                    [--rounds 3] [--swaps 20000]
  *                    [--only projector|replay|reconciler] [--no-readme] [--reconciler-profile <file>]
+ *                    [--replay-profile <dir>]
  *
  * `--events` sizes the replay (e.g. 1000000: appended to Kafka, then rebuilt); the projector's pair of
  * fold and COPY runs on the first `--projector-events` of them (at most --events), `--rounds` times.
@@ -79,7 +80,15 @@ async function main() {
       if (wants('projector')) figures.push(...p.figures);
     }
     if (wants('replay')) {
-      const r = await benchReplay(kafka, env, run, events, intOption('replay-batch', 10_000), foldRate);
+      const r = await benchReplay(
+        kafka,
+        env,
+        run,
+        events,
+        intOption('replay-batch', 10_000),
+        foldRate,
+        stringOption('replay-profile'),
+      );
       figures.push(...r.figures);
       schemas.push(...r.schemas);
       topics.push(r.topic);
