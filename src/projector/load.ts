@@ -35,6 +35,8 @@ export async function loadWorkingSet(
   client: pg.ClientBase,
   items: readonly BatchItem[],
   retry: RetryDecoder | undefined,
+  /** Take the events as never journaled (FoldOptions.unseen): their ids are not looked up. */
+  unseen = false,
 ): Promise<WorkingSet> {
   const ws = new WorkingSet();
   const events = items.flatMap((i) => ('event' in i ? [i.event] : []));
@@ -148,10 +150,12 @@ export async function loadWorkingSet(
   const ids = [...swapIds.values()];
   const SWAP = ['providerId', 'swapId'] as const;
   // One client runs one query at a time: these go one after another, one round trip each.
-  const seen = await client.query<{ event_id: string }>(
-    'select event_id from event_journal where event_id = any($1::uuid[])',
-    [touched.map((e) => e.eventId)],
-  );
+  const seen = unseen
+    ? { rows: [] }
+    : await client.query<{ event_id: string }>(
+        'select event_id from event_journal where event_id = any($1::uuid[])',
+        [touched.map((e) => e.eventId)],
+      );
   const swapRows = await readRows<typeof swaps.$inferSelect>(client, swaps, SWAP, ids);
   const requestRows = await readRows<typeof swapRequests.$inferSelect>(client, swapRequests, 'requestId', [
     ...requestIds,

@@ -283,7 +283,10 @@ export class Projector {
   private async foldOnConnection(runs: PartitionRun[]): Promise<BatchResult[]> {
     const client = await this.options.pool.connect();
     try {
-      return await projectBatches(client, this.options.topic, runs, this.options.hooks, this.retryDecoder());
+      // A rebuild reads each event once, into a journal that holds only what it folded before.
+      return await projectBatches(client, this.options.topic, runs, this.options.hooks, this.retryDecoder(), {
+        unseen: this.rebuilding !== undefined,
+      });
     } finally {
       client.release();
     }
