@@ -364,7 +364,7 @@ export class Projector {
       if (!result.ok) {
         log.warn(
           { partition, expected: next.toString(), stored: result.storedNextOffset.toString() },
-          'checkpoint moved by another member; batch not applied',
+          movedCheckpointMessage(result.storedNextOffset, items.at(-1)!.position.offset + 1n),
         );
         this.checkpoints.set(partition, result.storedNextOffset);
         this.consumer!.seek({ topic, partition, offset: result.storedNextOffset.toString() });
@@ -397,6 +397,18 @@ export class Projector {
     if (!this.rebuilding!.reached(partition, next, end)) return;
     this.consumer?.pause([{ topic: this.options.topic, partitions: [partition] }]);
   }
+}
+
+/**
+ * What a refused compare-and-set of a batch's checkpoint says. A checkpoint already at or past the batch's
+ * end means its events are folded: by another member, or by this one in a commit whose answer was lost
+ * (a group fold that failed after COMMIT is tried again run by run, and each finds its own checkpoint
+ * moved). Only a checkpoint short of the end leaves events of the batch unfolded here, to be fetched again.
+ */
+export function movedCheckpointMessage(stored: bigint, batchEnd: bigint): string {
+  return stored >= batchEnd
+    ? 'checkpoint already past this batch (folded by another member, or by this one in a commit whose answer was lost); going on from it'
+    : 'checkpoint moved by another member; batch not applied, fetching again from the stored checkpoint';
 }
 
 /** Which partitions of a rebuild are still short of their end offset. */
