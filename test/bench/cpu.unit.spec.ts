@@ -14,21 +14,22 @@ const reading = (
   }) satisfies CpuReading;
 
 describe('CPU per item between two readings', () => {
-  it('adds each group’s processes, counts a process that started whole and one that ended not at all', () => {
+  it('adds each group’s processes: one that started counts whole, one that ended through its parent', () => {
     const before = reading(1, 10, [
-      [100, 'postgres', 5],
-      [101, 'postgres', 2], // ends before the second reading
+      [100, 'postgres', 5], // the postmaster
+      [101, 'postgres', 2], // a backend that ends before the second reading
       [200, 'kafka', 30],
     ]);
     const after = reading(3, 16, [
-      [100, 'postgres', 5.5],
+      // The postmaster's own 0.5 s more, and in its cutime/cstime the ended backend's 2.3 s in all.
+      [100, 'postgres', 5.5 + 2.3],
       [102, 'postgres', 0.25], // a backend that started in between
       [200, 'kafka', 30.5],
       [300, 'registry', 40], // first seen now: all its seconds count
     ]);
     expect(cpuPerItem(before, after, 1000)).toEqual({
       self: 2000,
-      postgres: 750,
+      postgres: 1050, // 0.5 + 0.3 (the ended backend's last) + 0.25
       kafka: 500,
       registry: 40_000,
       machine: 6000,
