@@ -4,14 +4,15 @@
  *   npm run bench -- [--events 60000] [--projector-events 60000] [--batch 5000] [--replay-batch 10000]
  *                    [--rounds 3] [--swaps 20000]
  *                    [--only projector|replay|reconciler] [--no-readme] [--reconciler-profile <file>]
- *                    [--replay-profile <dir>]
+ *                    [--replay-profile <dir>] [--keep]
  *
  * `--events` sizes the replay (e.g. 1000000: appended to Kafka, then rebuilt); the projector's pair of
  * fold and COPY runs on the first `--projector-events` of them (at most --events), `--rounds` times.
  *
  * Prints each figure beside its reference measured in the same run, the ratio and PASS/FAIL against the
  * goal, writes bench/results/<date>.json and regenerates the README's "Benchmarks" table from it. On a
- * shared machine the absolutes move with the load; the ratios much less.
+ * shared machine the absolutes move with the load; the ratios much less. `--keep` leaves the run's schemas
+ * and topic in place (their names printed) for a look at what was folded.
  */
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -94,6 +95,13 @@ async function main() {
       topics.push(r.topic);
     }
   } finally {
+    if (process.argv.includes('--keep')) {
+      console.log(
+        `--keep: left schemas ${schemas.join(', ') || '(none)'} and topics ${topics.join(', ') || '(none)'}`,
+      );
+      schemas.length = 0;
+      topics.length = 0;
+    }
     const cleanup = createPool(env.DATABASE_URL, { max: 1 });
     for (const s of schemas) await cleanup.query(`drop schema if exists ${s} cascade`);
     await cleanup.end();
