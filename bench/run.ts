@@ -1,7 +1,7 @@
 /**
  * The one benchmark entry (issue 15), against the real Postgres and Kafka:
  *
- *   npm run bench -- [--events 60000] [--projector-events 60000] [--batch 5000] [--replay-batch 10000]
+ *   npm run bench -- [--events 60000] [--projector-events 60000] [--batch 5000] [--replay-batch 20000]
  *                    [--rounds 3] [--swaps 20000]
  *                    [--only projector|replay|reconciler] [--no-readme] [--reconciler-profile <file>]
  *                    [--replay-profile <dir>] [--keep]
@@ -86,7 +86,7 @@ async function main() {
         env,
         run,
         events,
-        intOption('replay-batch', 10_000),
+        intOption('replay-batch', 20_000),
         foldRate,
         stringOption('replay-profile'),
       );
