@@ -84,7 +84,9 @@ export class ReconcileError extends Error {
  * Takes final (or corrected) swaps from the reconciliation queue that the projector fills in the
  * transaction that made them final, checks them, and appends SwapReconciled. The queue is committed
  * state, so the reconciler never races the projector; rows are taken FOR UPDATE SKIP LOCKED, so several
- * reconcilers share the work. A queue row goes when the projector folds the verdict.
+ * reconcilers can share the queue, but only this process's in-flight set keeps a judged row from being taken
+ * again before its verdict is folded: another reconciler may judge it again meanwhile. A queue row goes when
+ * the projector folds the verdict.
  */
 export class Reconciler {
   private readonly verdicts: Counter | undefined;
