@@ -18,12 +18,16 @@ export async function endpoints(): Promise<Endpoints> {
   return stackUp(() => {});
 }
 
-/** `--name N` from argv; a value that is not a positive integer is refused, not guessed. */
-export function intOption(name: string, fallback: number, argv = process.argv): number {
+/**
+ * `--name N` from argv; a value that is not a positive integer (or, with `zero`, 0) is refused, not
+ * guessed.
+ */
+export function intOption(name: string, fallback: number, argv = process.argv, zero = false): number {
   const i = argv.indexOf(`--${name}`);
   if (i < 0) return fallback;
   const text = argv[i + 1] ?? '';
-  if (!/^[1-9]\d*$/.test(text)) throw new Error(`--${name} needs a positive integer, got "${text}"`);
+  if (!(zero ? /^(0|[1-9]\d*)$/ : /^[1-9]\d*$/).test(text))
+    throw new Error(`--${name} needs a ${zero ? 'non-negative' : 'positive'} integer, got "${text}"`);
   return Number(text);
 }
 

@@ -43,6 +43,8 @@ export async function benchReconciler(
   swaps: number,
   /** Writes a V8 CPU profile of the drain alone (not the fold before it) to this file. */
   profileFile?: string,
+  /** ReconcilerOptions.judgeThreads (`reconciler run` takes RECONCILER_JUDGE_THREADS). */
+  judgeThreads = 0,
 ): Promise<{ figures: Figure[]; topic: string; schemas: string[] }> {
   const given = inputs(swaps);
   const judgeStarted = process.hrtime.bigint();
@@ -72,6 +74,7 @@ export async function benchReconciler(
     },
   });
   let produceRequests = 0;
+  let reconciler: Reconciler | undefined;
   let produced = 0;
   try {
     await loadProviders(platform, parseProvidersFile(vectorProviderYaml(providerId)));
@@ -87,14 +90,15 @@ export async function benchReconciler(
     await folder.query('analyze');
     await appender.start();
     const verdicts = new Map<string, number>();
-    const reconciler = new Reconciler({
+    reconciler = new Reconciler({
       projection,
       platform,
       appender,
       policy: DEFAULT_RECONCILIATION_POLICY,
       logger: createLogger({ level: 'info', destination: '/dev/null' }),
       metrics: new MetricsRegistry(),
-      onVerdict: (r) => verdicts.set(r.result.verdict, (verdicts.get(r.result.verdict) ?? 0) + 1),
+      judgeThreads,
+      onVerdict: (v) => verdicts.set(v.verdict, (verdicts.get(v.verdict) ?? 0) + 1),
     });
     const profiler = profileFile ? new Session() : undefined;
     if (profiler) {
@@ -102,6 +106,8 @@ export async function benchReconciler(
       await profiler.post('Profiler.enable');
       await profiler.post('Profiler.start');
     }
+    // The judge threads started and warm, as in a running worker: not their start-up (~1 s of loading).
+    await reconciler.prepare();
     const cpuBefore = cpuReading();
     const started = process.hrtime.bigint();
     let judged = 0;
@@ -131,11 +137,12 @@ export async function benchReconciler(
           ratio: rate / pureRate,
           goal: '>= 5,000 swaps/s',
           pass: rate >= 5000,
-          note: `the worker's drainAll over ${judged} queued swaps (rounds of 500, two lanes) in ${round(t, 2)} s: rows read, secp256k1 signature verified, checks, SwapReconciled appended (acks=all) in ${produceRequests} produce requests (${Math.round(produced / Math.max(1, produceRequests))} a request), ${[...verdicts].map(([v, k]) => `${v} ${k}`).join(', ')}; the ${events.length} events folded beforehand in ${round(tFold, 1)} s; CPU a swap: worker ${cpu.self} µs, Postgres ${cpu.postgres} µs, Kafka ${cpu.kafka} µs, registry ${cpu.registry} µs, machine ${cpu.machine} µs in all (at that cost its ${os.availableParallelism()} cores allow ${coresAllow(cpu.machine)} swaps/s)`,
+          note: `the worker's drainAll over ${judged} queued swaps (rounds of 500, two lanes, ${judgeThreads} judge thread${judgeThreads === 1 ? '' : 's'}) in ${round(t, 2)} s: rows read, secp256k1 signature verified, checks, SwapReconciled appended (acks=all) in ${produceRequests} produce requests (${Math.round(produced / Math.max(1, produceRequests))} a request), ${[...verdicts].map(([v, k]) => `${v} ${k}`).join(', ')}; the ${events.length} events folded beforehand in ${round(tFold, 1)} s; CPU a swap: worker ${cpu.self} µs, Postgres ${cpu.postgres} µs, Kafka ${cpu.kafka} µs, registry ${cpu.registry} µs, machine ${cpu.machine} µs in all (at that cost its ${os.availableParallelism()} cores allow ${coresAllow(cpu.machine)} swaps/s)`,
         },
       ],
     };
   } finally {
+    await reconciler?.stop();
     await appender.stop().catch(() => {});
     await projection.end();
     await platform.end();

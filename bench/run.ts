@@ -2,7 +2,7 @@
  * The one benchmark entry (issue 15), against the real Postgres and Kafka:
  *
  *   npm run bench -- [--events 60000] [--projector-events 60000] [--batch 5000] [--replay-batch 20000]
- *                    [--rounds 3] [--swaps 20000]
+ *                    [--rounds 3] [--swaps 20000] [--judge-threads 2]
  *                    [--only projector|replay|reconciler] [--no-readme] [--reconciler-profile <file>]
  *                    [--replay-profile <dir>] [--keep]
  *
@@ -17,6 +17,7 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { configSpec } from '../src/config/config.ts';
 import { createPool } from '../src/db/client.ts';
 import { createKafka } from '../src/events/index.ts';
 import { lifecycleScenario } from '../src/testing/scenarios.ts';
@@ -64,6 +65,7 @@ async function main() {
         run,
         intOption('swaps', 20_000),
         stringOption('reconciler-profile'),
+        intOption('judge-threads', configSpec.RECONCILER_JUDGE_THREADS.default, process.argv, true),
       );
       figures.push(...r.figures);
       topics.push(r.topic);

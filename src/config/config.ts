@@ -231,6 +231,11 @@ export const configSpec = {
     default: 1000,
     doc: 'How often the reconciler takes swaps from the reconciliation queue',
   },
+  RECONCILER_JUDGE_THREADS: {
+    parse: int(0, 64),
+    default: 2,
+    doc: "Threads that judge and encode verdicts beside the reconciler's event loop (0: judged on it, one core at most); judging is ~2/3 of a swap's CPU",
+  },
   RECONCILER_SWEEP_CRON: {
     parse: cronSchedule(false),
     default: '*/5 * * * *',

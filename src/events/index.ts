@@ -1,5 +1,5 @@
-export { EventCodec, EventDecodeError, valueSubject } from './codec.ts';
-export { EventAppender, AppendTimeoutError, type AppenderOptions } from './producer.ts';
+export { EventCodec, EventDecodeError, valueSubject, encodeEvent, envelopeType } from './codec.ts';
+export { EventAppender, AppendTimeoutError, type AppenderOptions, type EncodedEvent } from './producer.ts';
 export { createKafka } from './kafka.ts';
 export { openAppender } from './open.ts';
 export { createTopics, createTopicsReady, type TopicPlan, type TopicReport } from './topics.ts';

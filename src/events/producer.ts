@@ -30,6 +30,14 @@ interface Pending {
   settled: boolean;
 }
 
+/** An event already in the registry's wire format, with what its message's key and headers need. */
+export interface EncodedEvent {
+  eventId: string;
+  eventType: string;
+  aggregateKey: string;
+  value: Buffer;
+}
+
 export interface AppenderOptions {
   kafka: Kafka;
   codec: EventCodec;
@@ -120,22 +128,54 @@ export class EventAppender {
     );
   }
 
+  /**
+   * Appends one event already in the wire format, written with this appender's envelope under
+   * `writerSchemaId()` (the reconciler encodes its verdicts off the event loop). Traced like append.
+   */
+  appendEncoded(event: EncodedEvent): Promise<void> {
+    return withSpan(
+      'append',
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          'messaging.system': 'kafka',
+          'messaging.destination.name': this.options.topic,
+          'messaging.batch.message_count': 1,
+          'swap_ledger.event_types': event.eventType,
+        },
+      },
+      () => this.send([event], [event.value], undefined),
+    );
+  }
+
+  /** The schema id an encoded event must carry (the codec's envelope, registered if need be). */
+  writerSchemaId(): Promise<number> {
+    return this.options.codec.writerSchemaId();
+  }
+
   private async encodeAndSend(
     events: SwapEvent[],
     kept: readonly (KeptTraceContext | undefined)[] | undefined,
   ): Promise<void> {
+    const values = await Promise.all(events.map((event) => this.options.codec.encode(event)));
+    await this.send(events, values, kept);
+  }
+
+  private async send(
+    events: readonly Omit<EncodedEvent, 'value'>[],
+    values: readonly Buffer[],
+    kept: readonly (KeptTraceContext | undefined)[] | undefined,
+  ): Promise<void> {
     const trace = traceHeaders();
-    const messages = await Promise.all(
-      events.map(async (event, i) => ({
-        key: event.aggregateKey,
-        value: await this.options.codec.encode(event),
-        headers: {
-          'event-id': event.eventId,
-          'event-type': event.eventType,
-          ...headersForKept(kept?.[i], trace),
-        },
-      })),
-    );
+    const messages = events.map((event, i) => ({
+      key: event.aggregateKey,
+      value: values[i]!,
+      headers: {
+        'event-id': event.eventId,
+        'event-type': event.eventType,
+        ...headersForKept(kept?.[i], trace),
+      },
+    }));
     await new Promise<void>((resolve, reject) => {
       const pending: Pending = {
         messages,
@@ -185,13 +225,13 @@ export class EventAppender {
       size += p.messages.length;
     }
     this.sending = true;
-    void this.send(batch).finally(() => {
+    void this.produce(batch).finally(() => {
       this.sending = false;
       this.pump();
     });
   }
 
-  private async send(batch: Pending[]): Promise<void> {
+  private async produce(batch: Pending[]): Promise<void> {
     const messages = batch.flatMap((p) => p.messages);
     try {
       await this.start();

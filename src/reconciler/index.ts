@@ -44,5 +44,11 @@ export {
   inspectAndReconcile,
   type SwapFinalColumns,
 } from './facts.ts';
-export { Reconciler, ReconcileError, type ReconcilerOptions, type SwapReconciliation } from './worker.ts';
+export {
+  Reconciler,
+  ReconcileError,
+  type ReconcilerOptions,
+  type RecordedVerdict,
+  type SwapReconciliation,
+} from './worker.ts';
 export { openReconciler, policyFromConfig } from './run.ts';

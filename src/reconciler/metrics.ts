@@ -1,14 +1,13 @@
 import type pg from 'pg';
-import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry } from '../observability/metrics.ts';
-import type { SwapReconciliation } from './worker.ts';
+import type { RecordedVerdict } from './worker.ts';
 
 /**
  * Reconciler metrics beyond the verdict counter: the queue (depth and oldest age, read from the
  * projection at each scrape, since several reconcilers share it) and the time from a swap becoming final
  * to its verdict.
  */
-export function createReconcilerMetrics(metrics: MetricsRegistry, projection: pg.Pool, logger: Logger) {
+export function createReconcilerMetrics(metrics: MetricsRegistry, projection: pg.Pool) {
   const latency = metrics.histogram(
     'swap_ledger_reconciliation_final_to_verdict_seconds',
     'Time from a swap becoming final to its reconciliation verdict being appended',
@@ -64,19 +63,9 @@ export function createReconcilerMetrics(metrics: MetricsRegistry, projection: pg
     },
   );
   return {
-    /** For ReconcilerOptions.onVerdict: observes final -> verdict (by provider and swap id, never id alone). */
-    onVerdict(r: SwapReconciliation): void {
-      void projection
-        .query<{ final_at: Date | null }>(
-          'select final_at from swaps where provider_id = $1 and swap_id = $2',
-          [r.providerId, r.swapId],
-        )
-        .then((res) => {
-          const finalAt = res.rows[0]?.final_at;
-          if (finalAt)
-            latency.observe(Math.max(0, (Date.parse(r.event.occurredAt) - finalAt.getTime()) / 1000));
-        })
-        .catch((e: Error) => logger.debug({ err: { message: e.message } }, 'verdict latency not measured'));
+    /** For ReconcilerOptions.onVerdict: observes final -> verdict from the swap's final_at, read with it. */
+    onVerdict(v: RecordedVerdict): void {
+      if (v.finalAt) latency.observe(Math.max(0, (Date.parse(v.occurredAt) - v.finalAt.getTime()) / 1000));
     },
   };
 }

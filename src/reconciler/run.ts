@@ -21,13 +21,14 @@ export async function openReconciler(config: Config, logger: Logger, metrics?: M
   const projection = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 5 });
   const platform = createPool(config.DATABASE_URL, { max: 2 });
   const appender = await openAppender(config, 'reconciler', logger);
-  const measured = metrics ? createReconcilerMetrics(metrics, projection, logger) : undefined;
+  const measured = metrics ? createReconcilerMetrics(metrics, projection) : undefined;
   const reconciler = new Reconciler({
     projection,
     platform,
     appender,
     policy: policyFromConfig(config),
     confirmWaitMs: config.RECONCILER_CONFIRM_WAIT_MS,
+    judgeThreads: config.RECONCILER_JUDGE_THREADS,
     logger,
     ...(metrics ? { metrics } : {}),
     ...(measured ? { onVerdict: (r) => measured.onVerdict(r) } : {}),

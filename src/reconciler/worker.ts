@@ -1,18 +1,27 @@
 import type pg from 'pg';
 import cron, { type ScheduledTask } from 'node-cron';
-import { newEvent } from '../events/keys.ts';
+import type avro from 'avsc';
+import { envelopeType } from '../events/codec.ts';
 import type { EventAppender } from '../events/producer.ts';
 import { formatSwapRef, type SwapRef } from '../swap/ref.ts';
-import { reportValuesOfRow, type ReportColumns } from '../swap/report.ts';
-import type { SwapCreated, SwapEventOf } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry, Counter } from '../observability/metrics.ts';
 import { contextFromTraceParent, SpanKind, withSpan } from '../observability/tracing.ts';
 import { readProviderSetup, type ProviderSetup } from '../providers/reads.ts';
-import { toSwapReconciled } from './checks.ts';
-import { creationFactsFromSwapCreated, finalReportFromSwapRow, inspectAndReconcile } from './facts.ts';
+import { JudgePool } from './judge-pool.ts';
+import {
+  failingChecks,
+  judgeChunk,
+  judgeSwap,
+  type JudgeChunk,
+  type JudgedOutcome,
+  type JudgedRow,
+  type JudgedSwap,
+  type JudgeSetup,
+  type SwapToJudge,
+} from './judging.ts';
 import type { ReconciliationPolicy } from './policy.ts';
-import type { ReconciliationInput, ReconciliationResult } from './types.ts';
+import type { ReconciledCheck, ReconciliationInput, Verdict } from './types.ts';
 
 export interface ReconcilerOptions {
   /** search_path = the live projection schema. */
@@ -30,16 +39,32 @@ export interface ReconcilerOptions {
    * network fee), or once it has waited this long: deferred, never judged UNVERIFIABLE for good.
    */
   confirmWaitMs?: number;
+  /**
+   * Threads that judge and encode the queue's verdicts beside the event loop (default 0: judged on it).
+   * One already takes ~2/3 of a swap's CPU off the loop; `reconciler run` takes RECONCILER_JUDGE_THREADS.
+   */
+  judgeThreads?: number;
   /** Called after each verdict is appended (metrics). */
-  onVerdict?: (r: SwapReconciliation) => void;
+  onVerdict?: (v: RecordedVerdict) => void;
 }
 
-export interface SwapReconciliation {
+/** A swap's checks and its verdict event, appended or not yet (`check`, then `record`). */
+export interface SwapReconciliation extends JudgedSwap {
+  /** When the swap became final (the verdict's latency metric), if known. */
+  finalAt: Date | null;
+}
+
+/** A verdict appended: what its metric, its log line and onVerdict see. */
+export interface RecordedVerdict {
   swapId: string;
   providerId: string;
   basedOnEventId: string;
-  result: ReconciliationResult;
-  event: SwapEventOf<'SwapReconciled'>;
+  verdict: Verdict;
+  /** The checks that did not pass (MISMATCH, UNVERIFIABLE). */
+  failing: ReconciledCheck[];
+  eventId: string;
+  occurredAt: string;
+  finalAt: Date | null;
 }
 
 /** How long a verdict appended but not yet folded keeps its swap from being taken again. */
@@ -67,14 +92,13 @@ interface Pass {
   swapId: string;
 }
 
-/** What the checks of one swap read: its projected row, its SwapCreated, its conflicts, its provider's keys. */
-interface LoadedSwap {
-  readonly ref: SwapRef;
-  readonly row: Record<string, unknown>;
-  readonly created: SwapCreated;
-  readonly conflicts: ReconciliationInput['conflicts'];
-  readonly setup: ProviderSetup | undefined;
+/** What the checks of one swap read, and when it became final. */
+interface LoadedSwap extends SwapToJudge {
+  readonly finalAt: Date | null;
 }
+
+/** A swap's verdict judged and encoded, ready to append. */
+type EncodedVerdict = Extract<JudgedOutcome, { ok: true }> & { value: Buffer };
 
 export class ReconcileError extends Error {
   override name = 'ReconcileError';
@@ -103,6 +127,8 @@ export class Reconciler {
    * upkeep were ~40% of a round).
    */
   private pass: Pass | undefined;
+  private pool: JudgePool | undefined;
+  private envelope: avro.Type | undefined;
 
   private get batchSize(): number {
     return this.options.batchSize ?? 500;
@@ -125,7 +151,7 @@ export class Reconciler {
   async check(ref: SwapRef, basedOnEventId?: string): Promise<SwapReconciliation> {
     const loaded = (await this.loadSwaps([ref])).get(formatSwapRef(ref))!;
     if (loaded instanceof ReconcileError) throw loaded;
-    return this.judge(loaded, basedOnEventId);
+    return this.judge({ ...loaded, basedOnEventId: basedOnEventId ?? loaded.basedOnEventId });
   }
 
   /**
@@ -148,16 +174,17 @@ export class Reconciler {
     // The columns the checks read, not the row's forty-odd.
     const swaps = await projection.query(
       each(
-        `x.provider_id, x.swap_id, x.status, x.final, x.last_event_id, x.last_correction_event_id,
+        `x.provider_id, x.swap_id, x.status, x.final, x.final_at, x.last_event_id, x.last_correction_event_id,
          x.amount_to, x.provider_fees, x.referral_fees, x.payout_network_fees, x.payin_transaction_id,
          x.payout_transaction_id, x.refund_transaction_id`,
         'swaps',
       ),
       keys,
     );
-    const created = await projection.query<{ provider_id: string; swap_id: string; payload: SwapCreated }>(
+    // As text: parsed where it is judged (a judge thread), not on the event loop.
+    const created = await projection.query<{ provider_id: string; swap_id: string; payload: string }>(
       each(
-        'x.provider_id, x.swap_id, x.payload',
+        'x.provider_id, x.swap_id, x.payload::text as payload',
         'event_journal',
         `and x.event_type = 'SwapCreated' and x.outcome = 'applied'`,
       ),
@@ -202,13 +229,13 @@ export class Reconciler {
       }
       return m;
     };
-    const rowOf = byRef(swaps.rows as { provider_id: string; swap_id: string }[]);
+    const rowOf = byRef(swaps.rows as (JudgedRow & { swap_id: string; final_at: Date | null })[]);
     const createdOf = byRef(created.rows);
     const conflictsOf = byRef(conflicts.rows);
     const loaded = new Map<string, LoadedSwap | ReconcileError>();
     for (const ref of refs) {
       const k = formatSwapRef(ref);
-      const row = rowOf.get(k)?.[0] as Record<string, unknown> | undefined;
+      const row = rowOf.get(k)?.[0];
       const payload = createdOf.get(k)?.[0]?.payload;
       const setup = await setupOf(ref.providerId);
       if (!row) loaded.set(k, new ReconcileError(`no swap ${k} in the projection`));
@@ -219,7 +246,8 @@ export class Reconciler {
         loaded.set(k, {
           ref,
           row,
-          created: payload,
+          createdJson: payload,
+          finalAt: row.final_at,
           conflicts: (conflictsOf.get(k) ?? []).map((c) => ({
             field: c.field,
             finalValue: c.final_value,
@@ -227,63 +255,109 @@ export class Reconciler {
             eventId: c.event_id,
             source: c.source,
           })),
-          setup,
+          setup: setup && { payloadKeys: setup.payloadKeys, defaultSlippage: setup.defaultSlippage },
         });
     }
     return loaded;
   }
 
-  /** The checks of one loaded swap (CPU only: the signature and the amounts), as a verdict event. */
-  private async judge(s: LoadedSwap, basedOnEventId?: string): Promise<SwapReconciliation> {
-    const { row, setup } = s;
-    const result = await inspectAndReconcile(
-      {
-        creation: creationFactsFromSwapCreated(s.created),
-        final: finalReportFromSwapRow({
-          status: row.status as string,
-          final: row.final as boolean,
-          ...reportValuesOfRow(row as unknown as ReportColumns),
-        }),
-        conflicts: s.conflicts,
-        providerDefaultSlippage: setup?.defaultSlippage ?? null,
-      },
-      setup?.payloadKeys ?? [],
-      this.options.policy,
-    );
-    const based =
-      basedOnEventId ?? (row.last_correction_event_id as string | null) ?? (row.last_event_id as string);
-    const { providerId, swapId } = s.ref;
-    const event = newEvent('SwapReconciled', new Date(), toSwapReconciled(result, based), {
-      providerId,
-      swapId,
-      source: 'reconciler',
-    });
-    return { swapId, providerId: row.provider_id as string, basedOnEventId: based, result, event };
+  /** The checks of one loaded swap on the event loop (CPU only: the signature and the amounts). */
+  private async judge(s: LoadedSwap): Promise<SwapReconciliation> {
+    return { ...(await judgeSwap(s, this.options.policy)), finalAt: s.finalAt };
   }
 
-  /** Appends the verdict, and says it in a metric and a log line (a mismatch at warn with its checks, a match at debug). */
+  private judgePool(): JudgePool | undefined {
+    const threads = this.options.judgeThreads ?? 0;
+    if (threads > 0) this.pool ??= new JudgePool(threads, this.options.policy);
+    return this.pool;
+  }
+
+  /**
+   * Starts the judge threads and waits until they answer, so that the first round does not wait for their
+   * loading (`start` does it; a caller that drains by itself may).
+   */
+  async prepare(): Promise<void> {
+    await this.judgePool()?.ready();
+  }
+
+  /** Appends the verdict, and says it in a metric and a log line. */
   async record(r: SwapReconciliation): Promise<void> {
     await this.options.appender.append(r.event);
-    this.verdicts?.inc({ provider: r.providerId, verdict: r.result.verdict });
-    this.options.onVerdict?.(r);
-    const failing = r.result.checks.filter((c) => c.verdict === 'MISMATCH' || c.verdict === 'UNVERIFIABLE');
-    const fields = {
+    this.recorded({
       swapId: r.swapId,
-      provider: r.providerId,
+      providerId: r.providerId,
+      basedOnEventId: r.basedOnEventId,
       verdict: r.result.verdict,
-      basedOn: r.basedOnEventId,
+      failing: failingChecks(r.result),
+      eventId: r.event.eventId,
+      occurredAt: r.event.occurredAt,
+      finalAt: r.finalAt,
+    });
+  }
+
+  /** An appended verdict in a metric and a log line (a mismatch at warn with its checks, a match at debug). */
+  private recorded(v: RecordedVerdict): void {
+    this.verdicts?.inc({ provider: v.providerId, verdict: v.verdict });
+    this.options.onVerdict?.(v);
+    const fields = {
+      swapId: v.swapId,
+      provider: v.providerId,
+      verdict: v.verdict,
+      basedOn: v.basedOnEventId,
     };
-    if (r.result.verdict === 'MISMATCH') {
-      this.options.logger.warn({ ...fields, failing }, 'swap reconciled: MISMATCH');
-    } else if (r.result.verdict === 'UNVERIFIABLE') {
+    if (v.verdict === 'MISMATCH') {
+      this.options.logger.warn({ ...fields, failing: v.failing }, 'swap reconciled: MISMATCH');
+    } else if (v.verdict === 'UNVERIFIABLE') {
       this.options.logger.info(
-        { ...fields, unverifiable: failing.map((c) => c.name) },
+        { ...fields, unverifiable: v.failing.map((c) => c.name) },
         'swap reconciled: UNVERIFIABLE',
       );
     } else if (this.options.logger.isLevelEnabled('debug')) {
       // A match is the common case, thousands a second in a backlog: counted always, logged at debug.
-      this.options.logger.debug(fields, `swap reconciled: ${r.result.verdict}`);
+      this.options.logger.debug(fields, `swap reconciled: ${v.verdict}`);
     }
+  }
+
+  /**
+   * A round's swaps judged and encoded, in one chunk per judge thread (or one on the event loop): a
+   * promise per swap of its verdict's outcome and wire bytes, in the swaps' order.
+   */
+  private async judgeRound(swaps: readonly LoadedSwap[]): Promise<Promise<EncodedVerdict>[]> {
+    if (swaps.length === 0) return [];
+    const schemaId = await this.options.appender.writerSchemaId();
+    const pool = this.judgePool();
+    const parts = Math.min(pool?.size ?? 1, swaps.length);
+    const per = Math.ceil(swaps.length / parts);
+    const verdicts: Promise<EncodedVerdict>[] = [];
+    for (let at = 0; at < swaps.length; at += per) {
+      const part = swaps.slice(at, at + per);
+      const setups: Record<string, JudgeSetup | null> = {};
+      for (const s of part) setups[s.ref.providerId] = s.setup ?? null;
+      const chunk: JudgeChunk = {
+        schemaId,
+        swaps: part.map(({ ref, row, createdJson, conflicts, basedOnEventId }) => ({
+          ref,
+          row,
+          createdJson,
+          conflicts,
+          basedOnEventId,
+        })),
+        setups,
+      };
+      const judged = pool
+        ? pool.judge(chunk)
+        : judgeChunk(chunk, this.options.policy, (this.envelope ??= envelopeType()));
+      part.forEach((_, i) =>
+        verdicts.push(
+          judged.then(({ bytes, outcomes }) => {
+            const o = outcomes[i]!;
+            if (!o.ok) throw new ReconcileError(o.message);
+            return { ...o, value: Buffer.from(bytes, o.offset, o.length) };
+          }),
+        ),
+      );
+    }
+    return verdicts;
   }
 
   /**
@@ -367,13 +441,22 @@ export class Reconciler {
         mine.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id })),
         client,
       );
+      // Each swap is judged based on the queue row's event: the final status or correction that queued it.
+      const ready: LoadedSwap[] = [];
+      for (const r of mine) {
+        const swap = loaded.get(formatSwapRef({ providerId: r.provider_id, swapId: r.swap_id }))!;
+        if (!(swap instanceof ReconcileError)) ready.push({ ...swap, basedOnEventId: r.queued_by_event_id });
+      }
+      const verdicts = await this.judgeRound(ready);
+      const verdictOf = new Map(ready.map((s, i) => [s.basedOnEventId!, { swap: s, verdict: verdicts[i]! }]));
       const judged = await Promise.all(
         mine.map(async ({ provider_id, swap_id, queued_by_event_id, trace_parent }) => {
           const ref = { providerId: provider_id, swapId: swap_id };
           try {
             const swap = loaded.get(formatSwapRef(ref))!;
             if (swap instanceof ReconcileError) throw swap;
-            await this.judgeQueued(swap, queued_by_event_id, trace_parent);
+            const { verdict } = verdictOf.get(queued_by_event_id)!;
+            await this.recordQueued(swap, verdict, queued_by_event_id, trace_parent);
             judgedIds.add(queued_by_event_id);
             // The wait for the projector starts once the verdict is appended, not when the round began.
             hold(queued_by_event_id);
@@ -453,11 +536,17 @@ export class Reconciler {
   }
 
   /**
-   * Judges a queued swap in a `reconcile` span that is a child of the message that queued it (a consumer
-   * processing one message: the verdict is caused by that request), so the trace runs from the gateway or
-   * webhook through the projector into the verdict; its append carries the same trace on to the fold.
+   * Appends a queued swap's verdict in a `reconcile` span that is a child of the message that queued it (a
+   * consumer processing one message: the verdict is caused by that request), so the trace runs from the
+   * gateway or webhook through the projector into the verdict; its append carries the same trace on to the
+   * fold. The span waits for the swap's judging (in a judge thread, or on the event loop).
    */
-  private judgeQueued(swap: LoadedSwap, basedOnEventId: string, traceParent: string | null): Promise<void> {
+  private recordQueued(
+    swap: LoadedSwap,
+    judged: Promise<EncodedVerdict>,
+    basedOnEventId: string,
+    traceParent: string | null,
+  ): Promise<void> {
     const parent = contextFromTraceParent(traceParent);
     return withSpan(
       'reconcile',
@@ -467,9 +556,24 @@ export class Reconciler {
         attributes: { 'swap_ledger.based_on_event_id': basedOnEventId },
       },
       async (span) => {
-        const r = await this.judge(swap, basedOnEventId);
-        span.setAttribute('swap_ledger.verdict', r.result.verdict);
-        await this.record(r);
+        const v = await judged;
+        span.setAttribute('swap_ledger.verdict', v.verdict);
+        await this.options.appender.appendEncoded({
+          eventId: v.eventId,
+          eventType: 'SwapReconciled',
+          aggregateKey: v.aggregateKey,
+          value: v.value,
+        });
+        this.recorded({
+          swapId: swap.ref.swapId,
+          providerId: swap.row.provider_id,
+          basedOnEventId: v.basedOnEventId,
+          verdict: v.verdict,
+          failing: v.failing,
+          eventId: v.eventId,
+          occurredAt: v.occurredAt,
+          finalAt: swap.finalAt,
+        });
       },
     );
   }
@@ -541,6 +645,7 @@ export class Reconciler {
         .then(fn)
         .catch((e) => this.options.logger.error({ err: e }, 'reconciler round failed'));
     };
+    serial(() => this.prepare());
     this.timer = setInterval(() => serial(() => this.drainAll()), intervalMs);
     this.sweep = cron.schedule(sweepCron, () => serial(() => this.sweepMissed()));
   }
@@ -550,5 +655,7 @@ export class Reconciler {
     if (this.timer) clearInterval(this.timer);
     await this.sweep?.stop();
     await this.running;
+    await this.pool?.close();
+    this.pool = undefined;
   }
 }

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Admin } from 'kafkajs';
 import type pg from 'pg';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { createGatewayMetrics } from '../../src/gateway/metrics.ts';
@@ -25,7 +24,7 @@ function registeredNames(): Set<string> {
   registerOutboxGauges(registry, never, 'events');
   createPollerMetrics(registry);
   createProjectorMetrics(registry, { admin: {} as Admin, pool: never, topic: 'events', stallSeconds: 60 });
-  createReconcilerMetrics(registry, never, pino({ level: 'silent' }));
+  createReconcilerMetrics(registry, never);
   new Reconciler({ metrics: registry } as unknown as ReconcilerOptions);
   registry.collectDefaults();
   return new Set(registry.names());

@@ -10,7 +10,7 @@ import { parseProvidersFile } from '../../src/providers/file.ts';
 import {
   DEFAULT_RECONCILIATION_POLICY,
   Reconciler,
-  type SwapReconciliation,
+  type RecordedVerdict,
 } from '../../src/reconciler/index.ts';
 import { finished, vectorProviderYaml, vectorSwap } from './vector-swaps.ts';
 import { testStack, uniqueName } from '../support/context.ts';
@@ -48,6 +48,8 @@ describe('reconciler worker (real stack)', () => {
       policy: DEFAULT_RECONCILIATION_POLICY,
       logger,
       metrics,
+      // This suite's reconciler judges in a thread, as `reconciler run` does; the lagging ones on the loop.
+      judgeThreads: 1,
     });
   });
 
@@ -55,7 +57,7 @@ describe('reconciler worker (real stack)', () => {
   const laggingReconciler = (
     unfolded: Awaited<ReturnType<typeof freshEventLog>>,
     batchSize: number,
-    onVerdict: (r: SwapReconciliation) => void,
+    onVerdict: (v: RecordedVerdict) => void,
   ) =>
     new Reconciler({
       projection,
@@ -68,6 +70,7 @@ describe('reconciler worker (real stack)', () => {
     });
 
   afterAll(async () => {
+    await reconciler?.stop();
     await projector?.stop();
     await projection?.end();
     await platform?.end();
