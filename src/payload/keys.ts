@@ -228,7 +228,19 @@ export function parseTimestamp(value: string | Date): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
+/**
+ * A key's window, parsed once per key object: the reconciler checks each key of a provider for every one
+ * of its swaps (keys are readonly; a malformed window is not kept, so it throws every time).
+ */
+const windows = new WeakMap<PartnerKey, { from: number; to: number }>();
+
 function window(key: PartnerKey): { from: number; to: number } {
+  let w = windows.get(key);
+  if (!w) windows.set(key, (w = parseWindow(key)));
+  return w;
+}
+
+function parseWindow(key: PartnerKey): { from: number; to: number } {
   const from = parseTimestamp(key.validFrom);
   if (from === undefined)
     throw new KeyRegistryError(
