@@ -1,3 +1,5 @@
+import os from 'node:os';
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import cron, { type ScheduledTask } from 'node-cron';
 import type avro from 'avsc';
@@ -44,6 +46,11 @@ export interface ReconcilerOptions {
    * One already takes ~2/3 of a swap's CPU off the loop; `reconciler run` takes RECONCILER_JUDGE_THREADS.
    */
   judgeThreads?: number;
+  /**
+   * How long a judged swap stays claimed, so that neither this reconciler nor another takes it again
+   * before its verdict is folded (default 60 s; then it is taken again, as appended yet never folded).
+   */
+  holdMs?: number;
   /** Called after each verdict is appended (metrics). */
   onVerdict?: (v: RecordedVerdict) => void;
 }
@@ -67,8 +74,11 @@ export interface RecordedVerdict {
   finalAt: Date | null;
 }
 
-/** How long a verdict appended but not yet folded keeps its swap from being taken again. */
+/** How long a verdict appended but not yet folded keeps its swap from being taken again (holdMs). */
 const IN_FLIGHT_MS = 60_000;
+
+/** A claim this long past its time is nobody's: the sweep deletes it (its claimer stopped or died). */
+const STALE_CLAIM = '1 hour';
 
 /**
  * How long a pass over the queue goes on from where its last round stopped before it starts again at the
@@ -107,10 +117,10 @@ export class ReconcileError extends Error {
 /**
  * Takes final (or corrected) swaps from the reconciliation queue that the projector fills in the
  * transaction that made them final, checks them, and appends SwapReconciled. The queue is committed
- * state, so the reconciler never races the projector; rows are taken FOR UPDATE SKIP LOCKED, so several
- * reconcilers can share the queue, but only this process's in-flight set keeps a judged row from being taken
- * again before its verdict is folded: another reconciler may judge it again meanwhile. A queue row goes when
- * the projector folds the verdict.
+ * state, so the reconciler never races the projector. Several reconcilers share the queue: rows are taken
+ * FOR UPDATE SKIP LOCKED and claimed (platform.reconciliation_claims) in the same transaction, and the claim
+ * keeps the others off a judged row after the round's locks are gone, until its verdict is folded (the
+ * queue row goes) or the claim's time is up. Within a process, its in-flight set does the same for its lanes.
  */
 export class Reconciler {
   private readonly verdicts: Counter | undefined;
@@ -121,6 +131,8 @@ export class Reconciler {
   private forgotAt = 0;
   /** Verdicts appended but perhaps not folded yet, by the queue row's event id: not taken again meanwhile. */
   private readonly inFlight = new Map<string, InFlight>();
+  /** This reconciler's claims (rounds) and their swaps still in flight. */
+  private readonly rounds = new Map<string, Set<string>>();
   /**
    * Rounds under a backlog go on after the previous round's last row instead of walking the queue from its
    * head past every row in flight each time (with 20,000 in flight, that walk and the in-flight set's
@@ -129,6 +141,13 @@ export class Reconciler {
   private pass: Pass | undefined;
   private pool: JudgePool | undefined;
   private envelope: avro.Type | undefined;
+
+  /** Who this reconciler is in its claims: host, process and instance. */
+  private readonly claimant = `${os.hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+
+  private get holdMs(): number {
+    return this.options.holdMs ?? IN_FLIGHT_MS;
+  }
 
   private get batchSize(): number {
     return this.options.batchSize ?? 500;
@@ -370,6 +389,9 @@ export class Reconciler {
     let done = 0;
     let taken: string[] = [];
     const judgedIds = new Set<string>();
+    const round = randomUUID();
+    /** In the claim's transaction (its failure claims nothing). */
+    let claiming = false;
     try {
       const now = Date.now();
       const pass = this.pass && now - this.pass.startedAt < PASS_MS ? this.pass : undefined;
@@ -379,9 +401,16 @@ export class Reconciler {
         this.pass = undefined;
         await this.forgetFolded(client);
       }
+      await client.query('begin');
+      claiming = true;
+      // Rounds claim one at a time, across reconcilers (a short transaction: the claim, not the judging), so
+      // that this select sees every claim committed before it.
+      await client.query(
+        `select pg_advisory_xact_lock(hashtext('swap-ledger:reconcile:' || current_schema()))`,
+      );
+      // Read once the lock is held: the other lane's last claim is in the set by then.
       const excluded: string[] = [];
       for (const [id, f] of this.inFlight) if (!pass || f.queuedUs >= pass.queuedUs) excluded.push(id);
-      await client.query('begin');
       // A swap made final by webhook waits for its confirming poll (platform.poll_confirmations), at most
       // confirmWaitMs after it became final. A verdict appended but not folded yet is not taken again.
       const rows = await client.query<{
@@ -402,6 +431,10 @@ export class Reconciler {
            and not exists (select 1 from reconciliations r
                            where r.provider_id = q.provider_id and r.swap_id = q.swap_id
                              and r.based_on_event_id = q.queued_by_event_id)
+           and q.queued_by_event_id not in
+               (select e.id from platform.reconciliation_claims c
+                cross join unnest(c.queued_by_event_ids) as e(id)
+                where c.claimed_until > now() and c.claimed_by <> $7)
            and not (s.final and s.final_at > now() - make_interval(secs => $2::double precision / 1000)
                     and exists (select 1 from event_journal j
                                 where j.provider_id = s.provider_id and j.swap_id = s.swap_id
@@ -409,7 +442,7 @@ export class Reconciler {
                                   and j.source = 'webhook' and j.changes ? 'final')
                     and not exists (select 1 from platform.poll_confirmations c
                                     where c.provider_id = s.provider_id and c.swap_id = s.swap_id))
-         order by q.queued_at, q.provider_id, q.swap_id limit $1 for update of q skip locked`,
+         order by q.queued_at, q.provider_id, q.swap_id limit $1`,
         [
           this.batchSize,
           this.options.confirmWaitMs ?? 120_000,
@@ -417,6 +450,7 @@ export class Reconciler {
           pass?.queuedUs.toString() ?? null,
           pass?.providerId ?? null,
           pass?.swapId ?? null,
+          this.claimant,
         ],
       );
       // The next round goes on after this one's last row; a short round ends the pass (the queue's end).
@@ -428,15 +462,24 @@ export class Reconciler {
         const behind = this.pass && this.pass.queuedUs > at.queuedUs;
         if (!behind) this.pass = { startedAt: this.pass?.startedAt ?? now, ...at };
       }
-      // Marked taken at once, not once judged: after this transaction commits, only the in-flight set keeps
-      // the other lane from them. A row the other lane judged while this select ran is skipped.
+      // Claimed at once, not once judged: the claim keeps other reconcilers off these rows, the in-flight set
+      // this one's other lane. A row the other lane took while this select ran is skipped.
       const mine = rows.rows.filter((r) => !this.inFlight.has(r.queued_by_event_id));
+      taken = mine.map((r) => r.queued_by_event_id);
+      if (mine.length > 0)
+        await client.query(
+          `insert into platform.reconciliation_claims (round_id, claimed_by, claimed_until, queued_by_event_ids)
+           values ($1, $2, now() + make_interval(secs => $3::double precision / 1000), $4::uuid[])`,
+          [round, this.claimant, this.holdMs, taken],
+        );
       const queuedUs = new Map(mine.map((r) => [r.queued_by_event_id, BigInt(r.queued_us)]));
       const hold = (id: string) =>
-        this.inFlight.set(id, { until: Date.now() + IN_FLIGHT_MS, queuedUs: queuedUs.get(id)! });
-      for (const r of mine) hold(r.queued_by_event_id);
-      taken = mine.map((r) => r.queued_by_event_id);
-      // On the round's own connection: a lane never waits on the pool while it holds queue locks.
+        this.inFlight.set(id, { until: Date.now() + this.holdMs, queuedUs: queuedUs.get(id)! });
+      for (const id of taken) hold(id);
+      if (taken.length > 0) this.rounds.set(round, new Set(taken));
+      await client.query('commit');
+      claiming = false;
+      // On the round's own connection (outside any transaction: the claim is committed).
       const loaded = await this.loadSwaps(
         mine.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id })),
         client,
@@ -448,15 +491,19 @@ export class Reconciler {
         if (!(swap instanceof ReconcileError)) ready.push({ ...swap, basedOnEventId: r.queued_by_event_id });
       }
       const verdicts = await this.judgeRound(ready);
-      const verdictOf = new Map(ready.map((s, i) => [s.basedOnEventId!, { swap: s, verdict: verdicts[i]! }]));
+      const verdictOf = new Map(ready.map((s, i) => [s.basedOnEventId!, verdicts[i]!]));
       const judged = await Promise.all(
         mine.map(async ({ provider_id, swap_id, queued_by_event_id, trace_parent }) => {
           const ref = { providerId: provider_id, swapId: swap_id };
           try {
             const swap = loaded.get(formatSwapRef(ref))!;
             if (swap instanceof ReconcileError) throw swap;
-            const { verdict } = verdictOf.get(queued_by_event_id)!;
-            await this.recordQueued(swap, verdict, queued_by_event_id, trace_parent);
+            await this.recordQueued(
+              swap,
+              verdictOf.get(queued_by_event_id)!,
+              queued_by_event_id,
+              trace_parent,
+            );
             judgedIds.add(queued_by_event_id);
             // The wait for the projector starts once the verdict is appended, not when the round began.
             hold(queued_by_event_id);
@@ -471,15 +518,17 @@ export class Reconciler {
         }),
       );
       done = judged.reduce<number>((a, b) => a + b, 0);
-      await client.query('commit');
     } catch (e) {
-      await client.query('rollback').catch(() => {});
+      if (claiming) await client.query('rollback').catch(() => {});
       this.pass = undefined;
       throw e;
     } finally {
       client.release();
-      // What failed is taken again when the next pass reaches it; what was appended waits for the projector.
-      for (const id of taken) if (!judgedIds.has(id)) this.inFlight.delete(id);
+      // What failed is taken again when the next pass reaches it (by any reconciler: its claim goes); what
+      // was appended waits for the projector.
+      const failed = taken.filter((id) => !judgedIds.has(id));
+      for (const id of failed) this.inFlight.delete(id);
+      if (failed.length > 0 && !claiming) await this.unclaim(round, failed);
     }
     return done;
   }
@@ -532,7 +581,47 @@ export class Reconciler {
     );
     const still = new Set(waiting.rows.map((r) => r.queued_by_event_id));
     // Only what was asked about: a concurrent round may have added verdicts meanwhile.
-    for (const id of asked) if (!still.has(id)) this.inFlight.delete(id);
+    const folded = asked.filter((id) => !still.has(id));
+    for (const id of folded) this.inFlight.delete(id);
+    // A round's claim goes once none of its swaps is in flight (folded, or past their time).
+    const ended: string[] = [];
+    for (const [round, ids] of this.rounds) {
+      for (const id of ids) if (!this.inFlight.has(id)) ids.delete(id);
+      if (ids.size === 0) {
+        this.rounds.delete(round);
+        ended.push(round);
+      }
+    }
+    if (ended.length > 0)
+      await client
+        .query(`delete from platform.reconciliation_claims where round_id = any($1::uuid[])`, [ended])
+        // A claim left behind keeps others off its rows only until its time is up.
+        .catch((e: Error) => this.options.logger.warn({ err: e }, 'reconciliation claims not deleted'));
+  }
+
+  /** Takes failed swaps out of their round's claim, so that any reconciler may take them at once. */
+  private async unclaim(round: string, failed: readonly string[]): Promise<void> {
+    const ids = this.rounds.get(round);
+    for (const id of failed) ids?.delete(id);
+    if (ids?.size === 0) this.rounds.delete(round);
+    await this.options.projection
+      .query(
+        ids?.size
+          ? `update platform.reconciliation_claims
+             set queued_by_event_ids = array(select unnest(queued_by_event_ids) except select unnest($2::uuid[]))
+             where round_id = $1`
+          : `delete from platform.reconciliation_claims where round_id = $1`,
+        ids?.size ? [round, failed] : [round],
+      )
+      .catch((e: Error) => this.options.logger.warn({ err: e }, 'reconciliation claims not released'));
+  }
+
+  /** Deletes claims long past their time (their reconciler stopped or died before deleting them). */
+  async forgetStaleClaims(): Promise<number> {
+    const r = await this.options.projection.query(
+      `delete from platform.reconciliation_claims where claimed_until < now() - interval '${STALE_CLAIM}'`,
+    );
+    return r.rowCount ?? 0;
   }
 
   /**
@@ -647,7 +736,9 @@ export class Reconciler {
     };
     serial(() => this.prepare());
     this.timer = setInterval(() => serial(() => this.drainAll()), intervalMs);
-    this.sweep = cron.schedule(sweepCron, () => serial(() => this.sweepMissed()));
+    this.sweep = cron.schedule(sweepCron, () =>
+      serial(() => Promise.all([this.sweepMissed(), this.forgetStaleClaims()])),
+    );
   }
 
   async stop(): Promise<void> {

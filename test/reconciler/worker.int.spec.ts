@@ -10,6 +10,7 @@ import { parseProvidersFile } from '../../src/providers/file.ts';
 import {
   DEFAULT_RECONCILIATION_POLICY,
   Reconciler,
+  type ReconcilerOptions,
   type RecordedVerdict,
 } from '../../src/reconciler/index.ts';
 import { finished, vectorProviderYaml, vectorSwap } from './vector-swaps.ts';
@@ -58,6 +59,7 @@ describe('reconciler worker (real stack)', () => {
     unfolded: Awaited<ReturnType<typeof freshEventLog>>,
     batchSize: number,
     onVerdict: (v: RecordedVerdict) => void,
+    options: Partial<ReconcilerOptions> = {},
   ) =>
     new Reconciler({
       projection,
@@ -67,7 +69,30 @@ describe('reconciler worker (real stack)', () => {
       logger: createLogger({ level: 'silent' }),
       batchSize,
       onVerdict,
+      ...options,
     });
+
+  /** The claims on this schema's queue rows (or on the given swaps'), as if their time were up. */
+  const expireClaims = (swapIds?: string[]) =>
+    projection.query(
+      `update platform.reconciliation_claims set claimed_until = now() - interval '1 second'
+       where queued_by_event_ids && array(select queued_by_event_id from reconciliation_queue
+                                          where $1::text[] is null or swap_id = any($1::text[]))`,
+      [swapIds ?? null],
+    );
+
+  /** Who claims each of these swaps' queue rows now (a live claim), by swap id. */
+  const claimsOf = async (swapIds: string[]) =>
+    Object.fromEntries(
+      (
+        await projection.query<{ swap_id: string; claimed_by: string }>(
+          `select q.swap_id, c.claimed_by from reconciliation_queue q
+           join platform.reconciliation_claims c on q.queued_by_event_id = any(c.queued_by_event_ids)
+           where q.swap_id = any($1::text[]) and c.claimed_until > now()`,
+          [swapIds],
+        )
+      ).rows.map((r) => [r.swap_id, r.claimed_by]),
+    );
 
   afterAll(async () => {
     await reconciler?.stop();
@@ -175,7 +200,10 @@ describe('reconciler worker (real stack)', () => {
       expect(await lagging.drainAll()).toBe(7);
       expect([...appended].sort()).toEqual([...more, ...ids].sort());
 
-      // The live reconciler (its verdicts folded) still judges them: its own in-flight set is empty.
+      // Another reconciler leaves them while the lagging one's claims stand; once their time is up
+      // (the lagging one gone, its verdicts never folded), the live one takes them.
+      expect(await reconciler.drainAll()).toBe(0);
+      await expireClaims();
       expect(await reconciler.drainAll()).toBe(14);
       await waitForProjection(projection, log.topic);
       expect((await projection.query(`select * from reconciliation_queue`)).rows).toEqual([]);
@@ -231,7 +259,8 @@ describe('reconciler worker (real stack)', () => {
       expect(await round()).toBe(1); // from the head: a, c, d, e are in flight, b is taken
       expect(await round()).toBe(0);
       expect(order).toEqual([['rv-pass-a'], ['rv-pass-c', 'rv-pass-d'], ['rv-pass-e'], ['rv-pass-b'], []]);
-      // The live reconciler (its verdicts folded) judges all five: its in-flight set is its own.
+      // The live reconciler (its verdicts folded) judges all five once the lagging one's claims are up.
+      await expireClaims();
       expect(await reconciler.drainAll()).toBe(5);
       await waitForProjection(projection, log.topic);
       expect((await projection.query(`select * from reconciliation_queue`)).rows).toEqual([]);
@@ -272,7 +301,91 @@ describe('reconciler worker (real stack)', () => {
     expect(queued.rows).toEqual([{ swap_id: 'rv-broken' }]);
     const judged = await projection.query(`select verdict from reconciliations where swap_id = 'rv-fine'`);
     expect(judged.rows).toEqual([{ verdict: 'MATCHED' }]);
+    // The failed swap is not claimed: another reconciler may take it at once.
+    expect(await claimsOf(['rv-broken'])).toEqual({});
     await platform.query(`delete from platform.provider_payload_keys where provider_id = $1`, [broken]);
+    // Once its provider reads again (no key: UNVERIFIABLE), the live reconciler judges it.
+    expect(await reconciler.drainQueue()).toBe(1);
+    await waitForProjection(projection, log.topic);
+    expect((await projection.query(`select swap_id from reconciliation_queue`)).rows).toEqual([]);
+  });
+
+  it('two reconcilers share the queue: neither takes a swap the other judged until its verdict is folded or its claim is up', async () => {
+    const unfolded = await freshEventLog(1);
+    const byA: string[] = [];
+    const byB: string[] = [];
+    const a = laggingReconciler(unfolded, 2, (v) => byA.push(v.swapId));
+    const b = laggingReconciler(unfolded, 10, (v) => byB.push(v.swapId), { judgeThreads: 1 });
+    try {
+      const ids = Array.from({ length: 5 }, (_, i) => `rv-share-${i}`);
+      await log.append(
+        ids.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]),
+      );
+      await waitForProjection(projection, log.topic);
+      expect(await a.drainQueue()).toBe(2); // the two oldest
+      expect(await b.drainQueue()).toBe(3); // the other three: a's two are claimed
+      expect(await a.drainAll()).toBe(0);
+      expect(await b.drainAll()).toBe(0);
+      expect(byA).toEqual(ids.slice(0, 2));
+      expect([...byB].sort()).toEqual(ids.slice(2));
+      const claims = await claimsOf(ids);
+      expect(Object.keys(claims).sort()).toEqual(ids);
+      expect(new Set(Object.values(claims)).size).toBe(2);
+      expect(claims[ids[0]!]).toBe(claims[ids[1]!]);
+
+      // a's claims past their time (a gone, its verdicts never folded): b takes its two over.
+      await expireClaims(byA);
+      expect(await b.drainQueue()).toBe(2);
+      expect(new Set(Object.values(await claimsOf(ids))).size).toBe(1);
+      expect([...byB].sort()).toEqual([...ids.slice(2), ...ids.slice(0, 2)].sort());
+      expect(await a.drainAll()).toBe(0); // b's claims now, and a's own in-flight set
+    } finally {
+      await b.stop();
+      await unfolded.close();
+    }
+    // A claim an hour past its time (its reconciler died) is deleted by the sweep; a recent one is kept.
+    const stale = crypto.randomUUID();
+    const recent = crypto.randomUUID();
+    await platform.query(
+      `insert into platform.reconciliation_claims values
+         ($1, 'gone', now() - interval '61 minutes', '{}'), ($2, 'gone', now() - interval '59 minutes', '{}')`,
+      [stale, recent],
+    );
+    expect(await reconciler.forgetStaleClaims()).toBeGreaterThanOrEqual(1);
+    const left = await platform.query(
+      `select round_id from platform.reconciliation_claims where round_id = any($1::uuid[])`,
+      [[stale, recent]],
+    );
+    expect(left.rows).toEqual([{ round_id: recent }]);
+    await platform.query(`delete from platform.reconciliation_claims where round_id = $1`, [recent]);
+    // The live reconciler (its verdicts folded) takes them once the claims are up.
+    await expireClaims();
+    expect(await reconciler.drainAll()).toBe(5);
+    await waitForProjection(projection, log.topic);
+    expect((await projection.query(`select swap_id from reconciliation_queue`)).rows).toEqual([]);
+  });
+
+  it('two reconcilers draining at once judge each swap once', async () => {
+    const unfolded = await freshEventLog(1);
+    const judged: string[] = [];
+    const a = laggingReconciler(unfolded, 4, (v) => judged.push(v.swapId));
+    const b = laggingReconciler(unfolded, 3, (v) => judged.push(v.swapId), { judgeThreads: 1 });
+    try {
+      const ids = Array.from({ length: 40 }, (_, i) => `rv-race-${String(i).padStart(2, '0')}`);
+      await log.append(
+        ids.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]),
+      );
+      await waitForProjection(projection, log.topic);
+      const [na, nb] = await Promise.all([a.drainAll(), b.drainAll()]);
+      expect(na + nb).toBe(40);
+      expect([...judged].sort()).toEqual(ids);
+    } finally {
+      await b.stop();
+      await unfolded.close();
+    }
+    await expireClaims();
+    expect(await reconciler.drainAll()).toBe(40);
+    await waitForProjection(projection, log.topic);
   });
 
   it('reconcile --swap prints every check and the verdict history; --dry-run appends nothing', async () => {

@@ -286,6 +286,19 @@ export const pollConfirmations = platform.table(
   (t) => [primaryKey({ columns: [t.swapId, t.providerId] })],
 );
 
+/**
+ * The reconciliation queue rows each reconciler's round took, by the events that queued them: other
+ * reconcilers skip them until `claimed_until`, which outlasts the round's short claiming transaction until
+ * the projector folds the verdicts (the queue rows go; the claimer then deletes its round). A claim past
+ * its time is nobody's: its rows are taken again.
+ */
+export const reconciliationClaims = platform.table('reconciliation_claims', {
+  roundId: uuid('round_id').primaryKey(),
+  claimedBy: text('claimed_by').notNull(),
+  claimedUntil: ts('claimed_until').notNull(),
+  queuedByEventIds: uuid('queued_by_event_ids').array().notNull(),
+});
+
 /** The partner's currencies as of the latest full sync; one missing from it is disabled, never deleted. */
 export const catalogCurrencies = platform.table(
   'catalog_currencies',
