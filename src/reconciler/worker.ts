@@ -117,10 +117,10 @@ export class ReconcileError extends Error {
 /**
  * Takes final (or corrected) swaps from the reconciliation queue that the projector fills in the
  * transaction that made them final, checks them, and appends SwapReconciled. The queue is committed
- * state, so the reconciler never races the projector. Several reconcilers share the queue: rows are taken
- * FOR UPDATE SKIP LOCKED and claimed (platform.reconciliation_claims) in the same transaction, and the claim
- * keeps the others off a judged row after the round's locks are gone, until its verdict is folded (the
- * queue row goes) or the claim's time is up. Within a process, its in-flight set does the same for its lanes.
+ * state, so the reconciler never races the projector. Several reconcilers share the queue: a round claims
+ * its rows (platform.reconciliation_claims) in a short transaction under an advisory lock, and the claim
+ * keeps the others off them until their verdicts are folded (the queue rows go) or its time is up. Within a
+ * process, its in-flight set does the same for its two lanes.
  */
 export class Reconciler {
   private readonly verdicts: Counter | undefined;
@@ -380,9 +380,10 @@ export class Reconciler {
   }
 
   /**
-   * One round over the queue; returns how many swaps were reconciled. The round's swaps are read together
-   * (loadSwaps) and judged concurrently, each in its own span: their appends share produce requests, so a
-   * round costs a few queries and about one Kafka round trip, not that per swap.
+   * One round over the queue; returns how many swaps were reconciled. The round's swaps are claimed, read
+   * together (loadSwaps), judged in the judge threads (or on the event loop) and appended, each in its own
+   * span: their appends share produce requests, so a round costs a few queries and about one Kafka round
+   * trip, not that per swap.
    */
   async drainQueue(): Promise<number> {
     const client = await this.options.projection.connect();
@@ -535,8 +536,8 @@ export class Reconciler {
 
   /**
    * Drains what is queued: rounds follow one another at once while they come back full, in two lanes, so
-   * that one round judges while the other waits on Kafka's acknowledgement or its commit (SKIP LOCKED
-   * keeps their swaps apart). Returns how many swaps were judged.
+   * that one round judges while the other waits on its queries or Kafka's acknowledgement (the in-flight
+   * set keeps their swaps apart). Returns how many swaps were judged.
    */
   async drainAll(): Promise<number> {
     let judged = 0;
