@@ -23,7 +23,12 @@ export class JudgePool {
   private seq = 0;
   private closed = false;
 
-  constructor(threads: number, policy: ReconciliationPolicy) {
+  constructor(
+    threads: number,
+    policy: ReconciliationPolicy,
+    /** Told once for each thread that died or exited (not when the pool is closed). */
+    private readonly onLost?: (e: Error) => void,
+  ) {
     if (!Number.isInteger(threads) || threads < 1)
       throw new RangeError(`a judge pool needs at least one thread, not ${threads}`);
     this.policy = policyToText(policy);
@@ -83,8 +88,11 @@ export class JudgePool {
       else p.reject(new Error(`a judge thread failed a chunk: ${m.error}`));
     });
     const gone = (e: Error) => {
-      if (slot.worker === worker) slot.worker = undefined;
+      // Once per thread ('error' comes before 'exit'); a closed pool failed its chunks itself.
+      if (slot.worker !== worker) return;
+      slot.worker = undefined;
       fail(slot, e);
+      this.onLost?.(e);
     };
     worker.on('error', (e) => gone(new Error(`a judge thread died: ${e.message}`)));
     worker.on('exit', (code) => gone(new Error(`a judge thread exited (code ${code})`)));

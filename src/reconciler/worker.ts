@@ -287,7 +287,13 @@ export class Reconciler {
 
   private judgePool(): JudgePool | undefined {
     const threads = this.options.judgeThreads ?? 0;
-    if (threads > 0) this.pool ??= new JudgePool(threads, this.options.policy);
+    if (threads > 0)
+      this.pool ??= new JudgePool(threads, this.options.policy, (e) =>
+        this.options.logger.error(
+          { err: e },
+          'a judge thread was lost: its swaps stay queued, a new thread judges the next round',
+        ),
+      );
     return this.pool;
   }
 

@@ -150,7 +150,8 @@ describe('the policy as text', () => {
 
 describe('JudgePool', () => {
   const policy = parseReconciliationPolicy({ RECONCILE_FEE_FAVOUR_TOLERANCE_RELATIVE: '0.5' });
-  const pool = new JudgePool(2, policy);
+  const lost: string[] = [];
+  const pool = new JudgePool(2, policy, (e) => lost.push(e.message));
   afterAll(() => pool.close());
 
   it('judges in its threads what judgeChunk judges on the event loop, with the policy it was given', async () => {
@@ -187,13 +188,18 @@ describe('JudgePool', () => {
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
     for (const s of settled)
       expect(String((s as PromiseRejectedResult).reason)).toMatch(/judge thread exited/);
+    // Told once a thread.
+    expect(lost).toEqual(['a judge thread exited (code 1)', 'a judge thread exited (code 1)']);
     const again = await pool.judge(chunk(swap('s3', '0.000005')));
     expect(again.outcomes[0]).toMatchObject({ ok: true, verdict: 'MATCHED' });
   });
 
-  it('refuses work once closed', async () => {
-    const closed = new JudgePool(1, policy);
+  it('refuses work once closed, and a closed thread is not told as lost', async () => {
+    const told: Error[] = [];
+    const closed = new JudgePool(1, policy, (e) => told.push(e));
+    await closed.ready();
     await closed.close();
+    expect(told).toEqual([]);
     await expect(closed.judge(chunk(swap('s1', '0.000005')))).rejects.toThrow(/closed/);
   });
 });
