@@ -124,6 +124,7 @@ export class ReconcileError extends Error {
  */
 export class Reconciler {
   private readonly verdicts: Counter | undefined;
+  private readonly threadsLost: Counter | undefined;
   private timer: NodeJS.Timeout | undefined;
   private sweep: ScheduledTask | undefined;
   private running: Promise<unknown> = Promise.resolve();
@@ -163,6 +164,10 @@ export class Reconciler {
       'swap_ledger_reconciliation_verdicts_total',
       'Swaps reconciled, by provider and verdict',
       ['provider', 'verdict'],
+    );
+    this.threadsLost = options.metrics?.counter(
+      'swap_ledger_reconciler_judge_threads_lost_total',
+      'Judge threads that died or exited (their swaps stay queued; a new thread judges the next round)',
     );
   }
 
@@ -288,12 +293,13 @@ export class Reconciler {
   private judgePool(): JudgePool | undefined {
     const threads = this.options.judgeThreads ?? 0;
     if (threads > 0)
-      this.pool ??= new JudgePool(threads, this.options.policy, (e) =>
+      this.pool ??= new JudgePool(threads, this.options.policy, (e) => {
+        this.threadsLost?.inc();
         this.options.logger.error(
           { err: e },
           'a judge thread was lost: its swaps stay queued, a new thread judges the next round',
-        ),
-      );
+        );
+      });
     return this.pool;
   }
 

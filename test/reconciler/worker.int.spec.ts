@@ -13,6 +13,7 @@ import {
   type ReconcilerOptions,
   type RecordedVerdict,
 } from '../../src/reconciler/index.ts';
+import type { JudgePool } from '../../src/reconciler/judge-pool.ts';
 import { finished, vectorProviderYaml, vectorSwap } from './vector-swaps.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
@@ -386,6 +387,53 @@ describe('reconciler worker (real stack)', () => {
     await expireClaims();
     expect(await reconciler.drainAll()).toBe(40);
     await waitForProjection(projection, log.topic);
+  });
+
+  it('a judge thread that dies mid-round loses no swap: they stay queued, unclaimed, and the next round judges them', async () => {
+    const errors: string[] = [];
+    const registry = new MetricsRegistry();
+    const dying = new Reconciler({
+      projection,
+      platform,
+      appender: log.appender,
+      policy: DEFAULT_RECONCILIATION_POLICY,
+      logger: Object.assign(createLogger({ level: 'silent' }), {
+        error: (_: object, msg: string) => errors.push(msg),
+      }),
+      metrics: registry,
+      judgeThreads: 1,
+    });
+    try {
+      const ids = ['rv-thread-a', 'rv-thread-b', 'rv-thread-c'];
+      await log.append(
+        ids.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]),
+      );
+      await waitForProjection(projection, log.topic);
+      await dying.prepare();
+      // The thread is stopped right after the round's chunk is posted to it.
+      const pool = (dying as unknown as { pool: JudgePool }).pool;
+      const slots = (pool as unknown as { slots: { worker?: { terminate(): Promise<number> } }[] }).slots;
+      const judge = pool.judge.bind(pool);
+      pool.judge = (chunk) => {
+        const judged = judge(chunk);
+        void slots[0]!.worker!.terminate();
+        return judged;
+      };
+      expect(await dying.drainQueue()).toBe(0);
+      expect(errors.filter((m) => m.startsWith('a judge thread was lost'))).toHaveLength(1);
+      expect(errors.filter((m) => m.startsWith('reconciliation failed'))).toHaveLength(3);
+      expect(await registry.expose()).toContain('swap_ledger_reconciler_judge_threads_lost_total 1');
+      expect(await claimsOf(ids)).toEqual({});
+      const queued = await projection.query(`select swap_id from reconciliation_queue order by swap_id`);
+      expect(queued.rows.map((r) => r.swap_id)).toEqual(ids);
+
+      pool.judge = judge;
+      expect(await dying.drainQueue()).toBe(3); // a new thread
+      await waitForProjection(projection, log.topic);
+      expect((await projection.query(`select swap_id from reconciliation_queue`)).rows).toEqual([]);
+    } finally {
+      await dying.stop();
+    }
   });
 
   it('reconcile --swap prints every check and the verdict history; --dry-run appends nothing', async () => {
