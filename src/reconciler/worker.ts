@@ -80,6 +80,9 @@ const IN_FLIGHT_MS = 60_000;
 /** A claim this long past its time is nobody's: the sweep deletes it (its claimer stopped or died). */
 const STALE_CLAIM = '1 hour';
 
+/** Rounds and sweeps claim one at a time, across reconcilers of the same projection schema. */
+const CLAIM_LOCK = `select pg_advisory_xact_lock(hashtext('swap-ledger:reconcile:' || current_schema()))`;
+
 /**
  * How long a pass over the queue goes on from where its last round stopped before it starts again at the
  * head, where rows it passed by wait: deferred ones (awaiting their confirming poll), failed ones, rows
@@ -418,9 +421,7 @@ export class Reconciler {
       claiming = true;
       // Rounds claim one at a time, across reconcilers (a short transaction: the claim, not the judging), so
       // that this select sees every claim committed before it.
-      await client.query(
-        `select pg_advisory_xact_lock(hashtext('swap-ledger:reconcile:' || current_schema()))`,
-      );
+      await client.query(CLAIM_LOCK);
       // Read once the lock is held: the other lane's last claim is in the set by then.
       const excluded: string[] = [];
       for (const [id, f] of this.inFlight) if (!pass || f.queuedUs >= pass.queuedUs) excluded.push(id);
@@ -616,15 +617,17 @@ export class Reconciler {
   private async unclaim(round: string, failed: readonly string[]): Promise<void> {
     const ids = this.rounds.get(round);
     for (const id of failed) ids?.delete(id);
-    if (ids?.size === 0) this.rounds.delete(round);
+    // A queue round with nothing left in flight goes whole; otherwise (or a sweep's) only the failed leave it.
+    const whole = ids !== undefined && ids.size === 0;
+    if (whole) this.rounds.delete(round);
     await this.options.projection
       .query(
-        ids?.size
-          ? `update platform.reconciliation_claims
+        whole
+          ? `delete from platform.reconciliation_claims where round_id = $1`
+          : `update platform.reconciliation_claims
              set queued_by_event_ids = array(select unnest(queued_by_event_ids) except select unnest($2::uuid[]))
-             where round_id = $1`
-          : `delete from platform.reconciliation_claims where round_id = $1`,
-        ids?.size ? [round, failed] : [round],
+             where round_id = $1`,
+        whole ? [round] : [round, failed],
       )
       .catch((e: Error) => this.options.logger.warn({ err: e }, 'reconciliation claims not released'));
   }
@@ -682,31 +685,67 @@ export class Reconciler {
 
   /**
    * Final swaps that have no verdict and are not queued (e.g. finalised before the reconciler existed):
-   * queued ones are the queue's business.
+   * queued ones are the queue's business. They are claimed like a round's, by the event their verdict is
+   * based on, so that two reconcilers' sweeps (the same cron) judge each once; every live claim is skipped,
+   * this reconciler's own too (its last sweep's verdicts may not be folded yet). A sweep's claim is left to
+   * expire.
    */
   async sweepMissed(limit = 1000): Promise<number> {
-    const missed = await this.options.projection.query<{ provider_id: string; swap_id: string }>(
-      `select s.provider_id, s.swap_id from swaps s
-       where s.final
-         and not exists (select 1 from reconciliations r
-                         where r.provider_id = s.provider_id and r.swap_id = s.swap_id)
-         and not exists (select 1 from reconciliation_queue q
-                         where q.provider_id = s.provider_id and q.swap_id = s.swap_id)
-       order by s.final_at limit $1`,
-      [limit],
-    );
-    const refs = missed.rows.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id }));
+    const client = await this.options.projection.connect();
+    const round = randomUUID();
+    let missed: { provider_id: string; swap_id: string; based_on: string }[];
+    try {
+      await client.query('begin');
+      await client.query(CLAIM_LOCK);
+      missed = (
+        await client.query<{ provider_id: string; swap_id: string; based_on: string }>(
+          `select s.provider_id, s.swap_id, coalesce(s.last_correction_event_id, s.last_event_id) as based_on
+           from swaps s
+           where s.final
+             and not exists (select 1 from reconciliations r
+                             where r.provider_id = s.provider_id and r.swap_id = s.swap_id)
+             and not exists (select 1 from reconciliation_queue q
+                             where q.provider_id = s.provider_id and q.swap_id = s.swap_id)
+             and coalesce(s.last_correction_event_id, s.last_event_id) not in
+                 (select e.id from platform.reconciliation_claims c
+                  cross join unnest(c.queued_by_event_ids) as e(id) where c.claimed_until > now())
+           order by s.final_at limit $1`,
+          [limit],
+        )
+      ).rows;
+      if (missed.length > 0)
+        await client.query(
+          `insert into platform.reconciliation_claims (round_id, claimed_by, claimed_until, queued_by_event_ids)
+           values ($1, $2, now() + make_interval(secs => $3::double precision / 1000), $4::uuid[])`,
+          [round, this.claimant, this.holdMs, missed.map((m) => m.based_on)],
+        );
+      await client.query('commit');
+    } catch (e) {
+      await client.query('rollback').catch(() => {});
+      throw e;
+    } finally {
+      client.release();
+    }
+    const refs = missed.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id }));
     const loaded = await this.loadSwaps(refs);
+    const failed: string[] = [];
     const done = await Promise.allSettled(
-      refs.map(async (ref) => {
-        const swap = loaded.get(formatSwapRef(ref))!;
-        if (swap instanceof ReconcileError) throw swap;
-        await this.record(await this.judge(swap));
+      refs.map(async (ref, i) => {
+        try {
+          const swap = loaded.get(formatSwapRef(ref))!;
+          if (swap instanceof ReconcileError) throw swap;
+          await this.record(await this.judge(swap));
+        } catch (e) {
+          failed.push(missed[i]!.based_on);
+          throw e;
+        }
       }),
     );
+    // What failed may be taken at once, by the next sweep or another reconciler's.
+    if (failed.length > 0) await this.unclaim(round, failed);
     // Every append has ended (none left running past the sweep); the first failure is the sweep's.
     for (const d of done) if (d.status === 'rejected') throw d.reason;
-    return missed.rowCount ?? 0;
+    return missed.length;
   }
 
   /** Final swaps that became final at or after `since`, oldest first (for `reconcile --since`). */

@@ -436,6 +436,39 @@ describe('reconciler worker (real stack)', () => {
     }
   });
 
+  it('the sweep judges a final swap with no verdict and no queue entry; two reconcilers sweeping at once judge it once', async () => {
+    const unfolded = await freshEventLog(1);
+    const swept: string[] = [];
+    const a = laggingReconciler(unfolded, 10, (v) => swept.push(v.swapId));
+    const b = laggingReconciler(unfolded, 10, (v) => swept.push(v.swapId));
+    try {
+      await log.append([vectorSwap('rv-missed', providerId), finished('rv-missed', providerId, '0.000005')]);
+      await waitForProjection(projection, log.topic);
+      // As if it had become final before any reconciler ran: no queue entry, no verdict.
+      await projection.query(`delete from reconciliation_queue where swap_id = 'rv-missed'`);
+      const [na, nb] = await Promise.all([a.sweepMissed(), b.sweepMissed()]);
+      expect(na + nb).toBe(1);
+      expect(swept).toEqual(['rv-missed']);
+      // Its verdict is not folded (another topic): the sweeper's own claim keeps it from judging again.
+      expect(await a.sweepMissed()).toBe(0);
+      expect(await b.sweepMissed()).toBe(0);
+    } finally {
+      await unfolded.close();
+    }
+    // Once the claim is up, the live reconciler sweeps it; its verdict folded, nothing is left to sweep.
+    await projection.query(
+      `update platform.reconciliation_claims set claimed_until = now() - interval '1 second'
+       where queued_by_event_ids && array(select last_event_id from swaps where swap_id = 'rv-missed')`,
+    );
+    expect(await reconciler.sweepMissed()).toBe(1);
+    await waitForProjection(projection, log.topic);
+    const verdicts = await projection.query(
+      `select verdict from reconciliations where swap_id = 'rv-missed'`,
+    );
+    expect(verdicts.rows).toEqual([{ verdict: 'MATCHED' }]);
+    expect(await reconciler.sweepMissed()).toBe(0);
+  });
+
   it('reconcile --swap prints every check and the verdict history; --dry-run appends nothing', async () => {
     const env = { ...projectionConfig(log, schema) };
     const r = await runCli(['reconcile', '--swap', `${providerId}/rv-1`, '--dry-run'], env);
