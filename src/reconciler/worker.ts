@@ -480,12 +480,7 @@ export class Reconciler {
       // this one's other lane. A row the other lane took while this select ran is skipped.
       const mine = rows.rows.filter((r) => !this.inFlight.has(r.queued_by_event_id));
       taken = mine.map((r) => r.queued_by_event_id);
-      if (mine.length > 0)
-        await client.query(
-          `insert into platform.reconciliation_claims (round_id, claimed_by, claimed_until, queued_by_event_ids)
-           values ($1, $2, now() + make_interval(secs => $3::double precision / 1000), $4::uuid[])`,
-          [round, this.claimant, this.holdMs, taken],
-        );
+      await this.claim(client, round, taken);
       const queuedUs = new Map(mine.map((r) => [r.queued_by_event_id, BigInt(r.queued_us)]));
       const hold = (id: string) =>
         this.inFlight.set(id, { until: Date.now() + this.holdMs, queuedUs: queuedUs.get(id)! });
@@ -613,6 +608,16 @@ export class Reconciler {
         .catch((e: Error) => this.options.logger.warn({ err: e }, 'reconciliation claims not deleted'));
   }
 
+  /** Claims a round's swaps by the events their verdicts are based on (in the claiming transaction). */
+  private async claim(client: pg.PoolClient, round: string, basedOn: readonly string[]): Promise<void> {
+    if (basedOn.length === 0) return;
+    await client.query(
+      `insert into platform.reconciliation_claims (round_id, claimed_by, claimed_until, queued_by_event_ids)
+       values ($1, $2, now() + make_interval(secs => $3::double precision / 1000), $4::uuid[])`,
+      [round, this.claimant, this.holdMs, basedOn],
+    );
+  }
+
   /** Takes failed swaps out of their round's claim, so that any reconciler may take them at once. */
   private async unclaim(round: string, failed: readonly string[]): Promise<void> {
     const ids = this.rounds.get(round);
@@ -713,12 +718,11 @@ export class Reconciler {
           [limit],
         )
       ).rows;
-      if (missed.length > 0)
-        await client.query(
-          `insert into platform.reconciliation_claims (round_id, claimed_by, claimed_until, queued_by_event_ids)
-           values ($1, $2, now() + make_interval(secs => $3::double precision / 1000), $4::uuid[])`,
-          [round, this.claimant, this.holdMs, missed.map((m) => m.based_on)],
-        );
+      await this.claim(
+        client,
+        round,
+        missed.map((m) => m.based_on),
+      );
       await client.query('commit');
     } catch (e) {
       await client.query('rollback').catch(() => {});

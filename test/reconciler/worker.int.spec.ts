@@ -82,6 +82,12 @@ describe('reconciler worker (real stack)', () => {
       [swapIds ?? null],
     );
 
+  /** These swaps created and FINISHED as signed (MATCHED when judged), folded: queued for a verdict. */
+  const finishAndFold = async (ids: string[]) => {
+    await log.append(ids.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]));
+    await waitForProjection(projection, log.topic);
+  };
+
   /** Who claims each of these swaps' queue rows now (a live claim), by swap id. */
   const claimsOf = async (swapIds: string[]) =>
     Object.fromEntries(
@@ -179,10 +185,7 @@ describe('reconciler worker (real stack)', () => {
     try {
       // Earlier tests' swaps are judged (their verdicts folded): only these seven are queued.
       const ids = Array.from({ length: 7 }, (_, i) => `rv-round-${i}`);
-      await log.append(
-        ids.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]),
-      );
-      await waitForProjection(projection, log.topic);
+      await finishAndFold(ids);
       const queued = await projection.query(`select swap_id from reconciliation_queue order by swap_id`);
       expect(queued.rows.map((r) => r.swap_id)).toEqual(ids);
 
@@ -194,10 +197,7 @@ describe('reconciler worker (real stack)', () => {
 
       // Two lanes of rounds at once: each swap judged once all the same.
       const more = Array.from({ length: 7 }, (_, i) => `rv-lanes-${i}`);
-      await log.append(
-        more.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]),
-      );
-      await waitForProjection(projection, log.topic);
+      await finishAndFold(more);
       expect(await lagging.drainAll()).toBe(7);
       expect([...appended].sort()).toEqual([...more, ...ids].sort());
 
@@ -319,10 +319,7 @@ describe('reconciler worker (real stack)', () => {
     const b = laggingReconciler(unfolded, 10, (v) => byB.push(v.swapId), { judgeThreads: 1 });
     try {
       const ids = Array.from({ length: 5 }, (_, i) => `rv-share-${i}`);
-      await log.append(
-        ids.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]),
-      );
-      await waitForProjection(projection, log.topic);
+      await finishAndFold(ids);
       expect(await a.drainQueue()).toBe(2); // the two oldest
       expect(await b.drainQueue()).toBe(3); // the other three: a's two are claimed
       expect(await a.drainAll()).toBe(0);
@@ -373,10 +370,7 @@ describe('reconciler worker (real stack)', () => {
     const b = laggingReconciler(unfolded, 3, (v) => judged.push(v.swapId), { judgeThreads: 1 });
     try {
       const ids = Array.from({ length: 40 }, (_, i) => `rv-race-${String(i).padStart(2, '0')}`);
-      await log.append(
-        ids.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]),
-      );
-      await waitForProjection(projection, log.topic);
+      await finishAndFold(ids);
       const [na, nb] = await Promise.all([a.drainAll(), b.drainAll()]);
       expect(na + nb).toBe(40);
       expect([...judged].sort()).toEqual(ids);
@@ -405,10 +399,7 @@ describe('reconciler worker (real stack)', () => {
     });
     try {
       const ids = ['rv-thread-a', 'rv-thread-b', 'rv-thread-c'];
-      await log.append(
-        ids.flatMap((id) => [vectorSwap(id, providerId), finished(id, providerId, '0.000005')]),
-      );
-      await waitForProjection(projection, log.topic);
+      await finishAndFold(ids);
       await dying.prepare();
       // The thread is stopped right after the round's chunk is posted to it.
       const pool = (dying as unknown as { pool: JudgePool }).pool;
