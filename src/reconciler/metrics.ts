@@ -65,7 +65,7 @@ export function createReconcilerMetrics(metrics: MetricsRegistry, projection: pg
   return {
     /** For ReconcilerOptions.onVerdict: observes final -> verdict from the swap's final_at, read with it. */
     onVerdict(v: RecordedVerdict): void {
-      if (v.finalAt) latency.observe(Math.max(0, (Date.parse(v.occurredAt) - v.finalAt.getTime()) / 1000));
+      if (v.finalAtMs !== null) latency.observe(Math.max(0, (Date.parse(v.occurredAt) - v.finalAtMs) / 1000));
     },
   };
 }

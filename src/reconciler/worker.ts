@@ -57,8 +57,8 @@ export interface ReconcilerOptions {
 
 /** A swap's checks and its verdict event, appended or not yet (`check`, then `record`). */
 export interface SwapReconciliation extends JudgedSwap {
-  /** When the swap became final (the verdict's latency metric), if known. */
-  finalAt: Date | null;
+  /** When the swap became final, ms since the epoch (the verdict's latency metric), if known. */
+  finalAtMs: number | null;
 }
 
 /** A verdict appended: what its metric, its log line and onVerdict see. */
@@ -71,7 +71,8 @@ export interface RecordedVerdict {
   failing: ReconciledCheck[];
   eventId: string;
   occurredAt: string;
-  finalAt: Date | null;
+  /** When the swap became final, ms since the epoch (times come from Postgres as text). */
+  finalAtMs: number | null;
 }
 
 /** How long a verdict appended but not yet folded keeps its swap from being taken again (holdMs). */
@@ -107,7 +108,7 @@ interface Pass {
 
 /** What the checks of one swap read, and when it became final. */
 interface LoadedSwap extends SwapToJudge {
-  readonly finalAt: Date | null;
+  readonly finalAtMs: number | null;
 }
 
 /** A swap's verdict judged and encoded, ready to append. */
@@ -201,7 +202,8 @@ export class Reconciler {
     // The columns the checks read, not the row's forty-odd.
     const swaps = await projection.query(
       each(
-        `x.provider_id, x.swap_id, x.status, x.final, x.final_at, x.last_event_id, x.last_correction_event_id,
+        `x.provider_id, x.swap_id, x.status, x.final, extract(epoch from x.final_at) * 1000 as final_at_ms,
+         x.last_event_id, x.last_correction_event_id,
          x.amount_to, x.provider_fees, x.referral_fees, x.payout_network_fees, x.payin_transaction_id,
          x.payout_transaction_id, x.refund_transaction_id`,
         'swaps',
@@ -256,7 +258,7 @@ export class Reconciler {
       }
       return m;
     };
-    const rowOf = byRef(swaps.rows as (JudgedRow & { swap_id: string; final_at: Date | null })[]);
+    const rowOf = byRef(swaps.rows as (JudgedRow & { swap_id: string; final_at_ms: string | null })[]);
     const createdOf = byRef(created.rows);
     const conflictsOf = byRef(conflicts.rows);
     const loaded = new Map<string, LoadedSwap | ReconcileError>();
@@ -274,7 +276,7 @@ export class Reconciler {
           ref,
           row,
           createdJson: payload,
-          finalAt: row.final_at,
+          finalAtMs: row.final_at_ms === null ? null : Number(row.final_at_ms),
           conflicts: (conflictsOf.get(k) ?? []).map((c) => ({
             field: c.field,
             finalValue: c.final_value,
@@ -290,7 +292,7 @@ export class Reconciler {
 
   /** The checks of one loaded swap on the event loop (CPU only: the signature and the amounts). */
   private async judge(s: LoadedSwap): Promise<SwapReconciliation> {
-    return { ...(await judgeSwap(s, this.options.policy)), finalAt: s.finalAt };
+    return { ...(await judgeSwap(s, this.options.policy)), finalAtMs: s.finalAtMs };
   }
 
   private judgePool(): JudgePool | undefined {
@@ -325,14 +327,22 @@ export class Reconciler {
       failing: failingChecks(r.result),
       eventId: r.event.eventId,
       occurredAt: r.event.occurredAt,
-      finalAt: r.finalAt,
+      finalAtMs: r.finalAtMs,
     });
   }
 
   /** An appended verdict in a metric and a log line (a mismatch at warn with its checks, a match at debug). */
   private recorded(v: RecordedVerdict): void {
     this.verdicts?.inc({ provider: v.providerId, verdict: v.verdict });
-    this.options.onVerdict?.(v);
+    try {
+      this.options.onVerdict?.(v);
+    } catch (e) {
+      // The verdict is appended: an observer's failure must not count it failed (it would be judged again).
+      this.options.logger.warn(
+        { err: e, swapId: v.swapId, provider: v.providerId },
+        'verdict observer failed',
+      );
+    }
     const fields = {
       swapId: v.swapId,
       provider: v.providerId,
@@ -682,7 +692,7 @@ export class Reconciler {
           failing: v.failing,
           eventId: v.eventId,
           occurredAt: v.occurredAt,
-          finalAt: swap.finalAt,
+          finalAtMs: swap.finalAtMs,
         });
       },
     );

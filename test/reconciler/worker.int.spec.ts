@@ -14,6 +14,7 @@ import {
   type RecordedVerdict,
 } from '../../src/reconciler/index.ts';
 import type { JudgePool } from '../../src/reconciler/judge-pool.ts';
+import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import { finished, vectorProviderYaml, vectorSwap } from './vector-swaps.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
@@ -50,6 +51,8 @@ describe('reconciler worker (real stack)', () => {
       policy: DEFAULT_RECONCILIATION_POLICY,
       logger,
       metrics,
+      // As `reconciler run` wires it: the verdict latency from the swap's final_at.
+      onVerdict: createReconcilerMetrics(metrics, projection).onVerdict,
       // This suite's reconciler judges in a thread, as `reconciler run` does; the lagging ones on the loop.
       judgeThreads: 1,
     });
@@ -136,6 +139,8 @@ describe('reconciler worker (real stack)', () => {
     expect(await metrics.expose()).toContain(
       `swap_ledger_reconciliation_verdicts_total{provider="${providerId}",verdict="MATCHED"} 1`,
     );
+    // final_at comes from Postgres as text: the latency is observed all the same.
+    expect(await metrics.expose()).toContain('swap_ledger_reconciliation_final_to_verdict_seconds_count 1');
   });
 
   it('reports a final amount below the signed one (less the slippage) as MISMATCH, logged at warn with the check', async () => {
@@ -425,6 +430,32 @@ describe('reconciler worker (real stack)', () => {
     } finally {
       await dying.stop();
     }
+  });
+
+  it('a verdict observer that throws does not count an appended verdict as failed', async () => {
+    const warnings: string[] = [];
+    const observed = new Reconciler({
+      projection,
+      platform,
+      appender: log.appender,
+      policy: DEFAULT_RECONCILIATION_POLICY,
+      logger: Object.assign(createLogger({ level: 'silent' }), {
+        warn: (_: object, msg: string) => warnings.push(msg),
+      }),
+      onVerdict: () => {
+        throw new Error('observer broke');
+      },
+    });
+    await finishAndFold(['rv-observer']);
+    expect(await observed.drainQueue()).toBe(1);
+    expect(warnings).toEqual(['verdict observer failed']);
+    await waitForProjection(projection, log.topic);
+    expect((await projection.query(`select swap_id from reconciliation_queue`)).rows).toEqual([]);
+    expect(await claimsOf(['rv-observer'])).toEqual({});
+    const history = await projection.query(
+      `select verdict from reconciliation_history where swap_id = 'rv-observer'`,
+    );
+    expect(history.rows).toEqual([{ verdict: 'MATCHED' }]);
   });
 
   it('the sweep judges a final swap with no verdict and no queue entry; two reconcilers sweeping at once judge it once', async () => {
