@@ -23,7 +23,7 @@ import {
   type SwapToJudge,
 } from './judging.ts';
 import type { ReconciliationPolicy } from './policy.ts';
-import type { ReconciledCheck, ReconciliationInput, Verdict } from './types.ts';
+import type { ReconciledCheck, Verdict } from './types.ts';
 
 export interface ReconcilerOptions {
   /** search_path = the live projection schema. */
