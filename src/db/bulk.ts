@@ -1,7 +1,5 @@
 import type pg from 'pg';
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import { getTableColumns, getTableName } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
@@ -90,8 +88,12 @@ const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n'
 export function copyField(value: unknown, json: boolean): string {
   if (value === null || value === undefined) return '\\N';
   let text: string;
-  if (json) text = JSON.stringify(value);
-  else if (typeof value === 'string') text = value;
+  if (json) {
+    // JSON text holds no raw tab or line break (JSON.stringify escapes them): only its backslashes.
+    text = JSON.stringify(value);
+    return text.includes('\\') ? text.replaceAll('\\', '\\\\') : text;
+  }
+  if (typeof value === 'string') text = value;
   else if (value instanceof Date) return value.toISOString();
   else return String(value); // numbers, bigints, booleans: nothing to escape
   return NEEDS_ESCAPE.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]!) : text;
@@ -108,31 +110,8 @@ export async function copyRows<T extends object>(
   table: PgTable,
   rows: readonly T[],
 ): Promise<void> {
-  if (rows.length === 0) return;
-  const cols = columnsOf(table);
-  const lines = function* () {
-    let chunk = '';
-    for (const r of rows) {
-      const row = r as Record<string, unknown>;
-      let line = copyField(row[cols[0]!.key], cols[0]!.json);
-      for (let i = 1; i < cols.length; i++) line += '\t' + copyField(row[cols[i]!.key], cols[i]!.json);
-      chunk += line + '\n';
-      if (chunk.length > 64 * 1024) {
-        yield chunk;
-        chunk = '';
-      }
-    }
-    if (chunk) yield chunk;
-  };
-  const stream = client.query(
-    copyStreams.from(
-      `copy ${quote(getTableName(table))} (${cols.map((c) => quote(c.name)).join(', ')}) from stdin`,
-    ),
-  );
-  await pipeline(Readable.from(lines()), stream);
+  await runWrite(client, renderCopy(table, rows));
 }
-
-export type Conflict = { update: string[] } | 'nothing' | 'error';
 
 /** Inserts rows; on a conflict of the named key columns, replaces every other column (or does nothing). */
 export async function writeRows<T extends object>(
@@ -141,7 +120,157 @@ export async function writeRows<T extends object>(
   rows: readonly T[],
   conflict: Conflict,
 ): Promise<void> {
-  if (rows.length === 0) return;
+  await runWrite(client, renderUpsert(table, rows, conflict));
+}
+
+export async function deleteRows(
+  client: pg.ClientBase,
+  table: PgTable,
+  keyProperty: string | readonly string[],
+  keys: readonly RowKey[],
+): Promise<void> {
+  await runWrite(client, renderDelete(table, keyProperty, keys));
+}
+
+/**
+ * A write rendered ahead of running it: a statement with its parameters, or COPY text. The fold renders
+ * its writes while Postgres still loads its streamed journal, then runs them (runWrite).
+ */
+export type RenderedWrite =
+  | { kind: 'statement'; query: { name: string; text: string; values: unknown[] } }
+  | { kind: 'copy'; table: PgTable; chunks: string[] };
+
+/** Runs a rendered write; undefined (nothing to write) runs nothing. */
+export async function runWrite(client: pg.ClientBase, write: RenderedWrite | undefined): Promise<void> {
+  if (!write) return;
+  if (write.kind === 'statement') {
+    await client.query(write.query);
+    return;
+  }
+  const copy = copyText(client, write.table);
+  for (const chunk of write.chunks) copy.write(chunk);
+  await copy.end();
+}
+
+/** One row of COPY's text format. */
+function copyLine(cols: readonly ColumnInfo[], row: Record<string, unknown>): string {
+  let line = copyField(row[cols[0]!.key], cols[0]!.json);
+  for (let i = 1; i < cols.length; i++) line += '\t' + copyField(row[cols[i]!.key], cols[i]!.json);
+  return line + '\n';
+}
+
+const CHUNK_CHARS = 64 * 1024;
+
+export function renderCopy<T extends object>(table: PgTable, rows: readonly T[]): RenderedWrite | undefined {
+  if (rows.length === 0) return undefined;
+  const cols = columnsOf(table);
+  const chunks: string[] = [];
+  let chunk = '';
+  for (const row of rows) {
+    chunk += copyLine(cols, row as Record<string, unknown>);
+    if (chunk.length > CHUNK_CHARS) {
+      chunks.push(chunk);
+      chunk = '';
+    }
+  }
+  if (chunk) chunks.push(chunk);
+  return { kind: 'copy', table, chunks };
+}
+
+/** A COPY into `table` fed with text (copyText): nothing else runs on its connection until it settles. */
+interface CopyText {
+  write(text: string): void;
+  /** Ends the COPY: resolves once Postgres holds every row, rejects with its error (e.g. 23505). */
+  end(): Promise<void>;
+  /** Abandons the COPY (CopyFail): none of its rows is written, and the transaction is failed. */
+  abort(reason: Error): Promise<void>;
+}
+
+function copyText(client: pg.ClientBase, table: PgTable): CopyText {
+  const cols = columnsOf(table);
+  const stream = client.query(
+    copyStreams.from(
+      `copy ${quote(getTableName(table))} (${cols.map((c) => quote(c.name)).join(', ')}) from stdin`,
+    ),
+  );
+  // Once Postgres answered with an error the stream has no connection left: nothing more is written to it.
+  let failed = false;
+  const done = new Promise<void>((resolve, reject) => {
+    stream.on('finish', resolve);
+    stream.on('error', (e: Error) => {
+      failed = true;
+      reject(e);
+    });
+  });
+  done.catch(() => {}); // observed by end() or abort()
+  return {
+    write(text) {
+      if (!failed) stream.write(text);
+    },
+    async end() {
+      if (!failed) stream.end();
+      await done;
+    },
+    async abort(reason) {
+      if (!failed) stream.destroy(reason);
+      await done.catch(() => {});
+    },
+  };
+}
+
+/** A COPY being written row by row (openCopy). */
+export interface RowCopy<T> {
+  /** Renders a row; rendered rows go to Postgres in chunks of about 64 KiB. */
+  push(row: T): void;
+  /**
+   * Sends what is rendered and lets the event loop turn once, so the chunks reach the socket (and the
+   * first turn reads Postgres's go-ahead): Postgres then loads them while the caller goes on computing.
+   */
+  sent(): Promise<void>;
+  /** Ends the COPY: resolves once Postgres holds every row, rejects with its error (e.g. 23505). */
+  end(): Promise<void>;
+  /** Abandons the COPY (CopyFail): none of its rows is written, and the transaction is failed. */
+  abort(reason: Error): Promise<void>;
+}
+
+/**
+ * Opens a COPY into `table` on `client`, to be fed while the caller computes the rows: the fold streams
+ * its journal this way, so Postgres loads the batch's largest write during the fold rather than after it.
+ * The connection runs nothing else until end() or abort() has settled.
+ */
+export function openCopy<T extends object>(client: pg.ClientBase, table: PgTable): RowCopy<T> {
+  const cols = columnsOf(table);
+  const copy = copyText(client, table);
+  let chunk = '';
+  const send = () => {
+    if (chunk) copy.write(chunk);
+    chunk = '';
+  };
+  return {
+    push(row) {
+      chunk += copyLine(cols, row as Record<string, unknown>);
+      if (chunk.length > CHUNK_CHARS) send();
+    },
+    sent() {
+      send();
+      return new Promise((resolve) => setImmediate(resolve));
+    },
+    end() {
+      send();
+      return copy.end();
+    },
+    abort: (reason) => copy.abort(reason),
+  };
+}
+
+export type Conflict = { update: string[] } | 'nothing' | 'error';
+
+export function renderUpsert<T extends object>(
+  table: PgTable,
+  rows: readonly T[],
+  conflict: Conflict,
+): RenderedWrite | undefined {
+  if (rows.length === 0) return undefined;
   const cols = columnsOf(table);
   const params = cols.map((c) =>
     arrayLiteral(rows.map((r) => toParam((r as Record<string, unknown>)[c.key], c.json))),
@@ -160,7 +289,24 @@ export async function writeRows<T extends object>(
       .join(', ');
     sql += ` on conflict (${keyNames.map(quote).join(', ')}) do update set ${set}`;
   }
-  await client.query({ ...named(sql), values: params });
+  return { kind: 'statement', query: { ...named(sql), values: params } };
+}
+
+export function renderDelete(
+  table: PgTable,
+  keyProperty: string | readonly string[],
+  keys: readonly RowKey[],
+): RenderedWrite | undefined {
+  if (keys.length === 0) return undefined;
+  const { where, params } = keyFilter(
+    table,
+    typeof keyProperty === 'string' ? [keyProperty] : keyProperty,
+    keys,
+  );
+  return {
+    kind: 'statement',
+    query: { ...named(`delete from ${quote(getTableName(table))} where ${where}`), values: params },
+  };
 }
 
 /** A key: one column's value, or a tuple of values for a composite key (e.g. provider_id, swap_id). */
@@ -201,23 +347,5 @@ export async function readRows<T>(
     const out: Record<string, unknown> = {};
     for (const c of cols) out[c.key] = row[c.name];
     return out as T;
-  });
-}
-
-export async function deleteRows(
-  client: pg.ClientBase,
-  table: PgTable,
-  keyProperty: string | readonly string[],
-  keys: readonly RowKey[],
-): Promise<void> {
-  if (keys.length === 0) return;
-  const { where, params } = keyFilter(
-    table,
-    typeof keyProperty === 'string' ? [keyProperty] : keyProperty,
-    keys,
-  );
-  await client.query({
-    ...named(`delete from ${quote(getTableName(table))} where ${where}`),
-    values: params,
   });
 }

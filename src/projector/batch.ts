@@ -1,6 +1,14 @@
 import type pg from 'pg';
 import { projection } from '../db/client.ts';
-import { copyRows, deleteRows, writeRows } from '../db/bulk.ts';
+import {
+  copyRows,
+  openCopy,
+  renderCopy,
+  renderDelete,
+  renderUpsert,
+  runWrite,
+  type RenderedWrite,
+} from '../db/bulk.ts';
 import type { SwapEvent } from '../events/types.ts';
 import { foldEvent, foldUndecodable, journalRow } from './fold.ts';
 import { loadWorkingSet, type BatchItem, type RetryDecoder } from './load.ts';
@@ -53,36 +61,33 @@ function swapIdsOf(key: string): [string, string] {
   return [key.slice(5, sep), key.slice(sep + 1)];
 }
 
-/** Writes the folded batch. Journal first: the final-status trigger looks up applied corrections there. */
-export async function writeFold(
-  client: pg.ClientBase,
-  ws: WorkingSet,
-  journal: readonly JournalRow[],
-  midBatch?: () => void | Promise<void>,
-): Promise<void> {
-  await copyRows(client, eventJournal, [...journal, ...ws.extraJournal]);
-  await midBatch?.();
-  await writeRows(client, eventJournal, ws.journalUpdates, { update: ['eventId'] });
-  await writeRows(client, deadLetters, dirtyRows(ws.deadLetters, ws.dirty.deadLetters).upsert, {
-    update: ['deadLetterId'],
-  });
+/**
+ * The folded batch's writes but its journal (which the fold streams: foldRuns), in the order they run:
+ * rendered while Postgres still loads the journal, which goes first because the final-status trigger
+ * looks up applied corrections there.
+ */
+function foldWrites(ws: WorkingSet): (RenderedWrite | undefined)[] {
   const s = dirtyRows(ws.swaps, ws.dirty.swaps);
-  await writeRows(client, swaps, s.upsert, { update: ['providerId', 'swapId'] });
-  await writeRows(client, swapRequests, dirtyRows(ws.requests, ws.dirty.requests).upsert, {
-    update: ['requestId'],
-  });
-  await writeRows(client, quotes, dirtyRows(ws.quotes, ws.dirty.quotes).upsert, { update: ['quoteRef'] });
   const q = dirtyRows(ws.queue, ws.dirty.queue);
-  await deleteRows(client, reconciliationQueue, ['providerId', 'swapId'], q.remove.map(swapIdsOf));
-  await writeRows(client, reconciliationQueue, q.upsert, { update: ['providerId', 'swapId'] });
   const r = dirtyRows(ws.reconciliations, ws.dirty.reconciliations);
-  await writeRows(client, reconciliations, r.upsert, { update: ['providerId', 'swapId'] });
-  // Append-only tables go in by COPY, the cheapest insert; a duplicate key fails it (23505) like an insert.
-  await copyRows(client, reconciliationHistory, ws.newVerdicts);
-  await copyRows(client, statusConflicts, ws.newConflicts);
-  // Postings are only ever inserted, all of the batch in one statement (the balance trigger checks per
-  // statement, COPY included); a conflict would be a bug, never a silent overwrite.
-  await copyRows(client, ledgerPostings, ws.newPostings);
+  return [
+    renderUpsert(eventJournal, ws.journalUpdates, { update: ['eventId'] }),
+    renderUpsert(deadLetters, dirtyRows(ws.deadLetters, ws.dirty.deadLetters).upsert, {
+      update: ['deadLetterId'],
+    }),
+    renderUpsert(swaps, s.upsert, { update: ['providerId', 'swapId'] }),
+    renderUpsert(swapRequests, dirtyRows(ws.requests, ws.dirty.requests).upsert, { update: ['requestId'] }),
+    renderUpsert(quotes, dirtyRows(ws.quotes, ws.dirty.quotes).upsert, { update: ['quoteRef'] }),
+    renderDelete(reconciliationQueue, ['providerId', 'swapId'], q.remove.map(swapIdsOf)),
+    renderUpsert(reconciliationQueue, q.upsert, { update: ['providerId', 'swapId'] }),
+    renderUpsert(reconciliations, r.upsert, { update: ['providerId', 'swapId'] }),
+    // Append-only tables go in by COPY, the cheapest insert; a duplicate key fails it (23505) like an insert.
+    renderCopy(reconciliationHistory, ws.newVerdicts),
+    renderCopy(statusConflicts, ws.newConflicts),
+    // Postings are only ever inserted, all of the batch in one statement (the balance trigger checks per
+    // statement, COPY included); a conflict would be a bug, never a silent overwrite.
+    renderCopy(ledgerPostings, ws.newPostings),
+  ];
 }
 
 /**
@@ -120,6 +125,9 @@ export interface FoldOptions {
   unseen?: boolean;
 }
 
+/** Events folded between two sends of the streamed journal (a few hundred KiB of COPY text). */
+const FOLD_CHUNK = 500;
+
 /**
  * Folds runs of events in one working set, one write per table. Each run is one partition's, in offset
  * order; partitions own disjoint rows, so the state is the one each run folded alone would give.
@@ -132,28 +140,43 @@ async function foldRuns(
   unseen = false,
 ): Promise<{ journal: JournalRow[]; duplicates: number }[]> {
   const ws = await loadWorkingSet(client, runs.length === 1 ? runs[0]! : runs.flat(), retry, unseen);
-  const folded = runs.map((items) => {
-    const journal: JournalRow[] = [];
-    let duplicates = 0;
-    for (const item of items) {
-      if ('undecodable' in item) {
-        foldUndecodable(ws, item.undecodable);
-        continue;
+  // The journal, the batch's largest write, is loaded by Postgres while the fold goes on: its rows are
+  // streamed as they are folded, with a turn of the event loop every FOLD_CHUNK events to send them.
+  const journalCopy = openCopy<JournalRow>(client, eventJournal);
+  const folded: { journal: JournalRow[]; duplicates: number }[] = [];
+  let writes: (RenderedWrite | undefined)[];
+  try {
+    let sinceSent = 0;
+    for (const items of runs) {
+      const journal: JournalRow[] = [];
+      let duplicates = 0;
+      for (const item of items) {
+        if (++sinceSent === FOLD_CHUNK) {
+          sinceSent = 0;
+          await journalCopy.sent();
+        }
+        if ('undecodable' in item) {
+          foldUndecodable(ws, item.undecodable);
+          continue;
+        }
+        const row = foldEvent(ws, item.event, item.position);
+        if (row) {
+          journal.push(row);
+          journalCopy.push(row);
+          if (item.traceParent) keepTraceParent(ws, item.event, item.traceParent);
+        } else duplicates++;
       }
-      const row = foldEvent(ws, item.event, item.position);
-      if (row) {
-        journal.push(row);
-        if (item.traceParent) keepTraceParent(ws, item.event, item.traceParent);
-      } else duplicates++;
+      folded.push({ journal, duplicates });
     }
-    return { journal, duplicates };
-  });
-  await writeFold(
-    client,
-    ws,
-    folded.length === 1 ? folded[0]!.journal : folded.flatMap((f) => f.journal),
-    midBatch,
-  );
+    for (const row of ws.extraJournal) journalCopy.push(row);
+    writes = foldWrites(ws);
+  } catch (e) {
+    await journalCopy.abort(e as Error);
+    throw e;
+  }
+  await journalCopy.end();
+  await midBatch?.();
+  for (const write of writes) await runWrite(client, write);
   return folded;
 }
 

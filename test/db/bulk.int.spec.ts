@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { projection as tables } from '../../src/db/client.ts';
-import { arrayLiteral, copyRows, readRows, writeRows } from '../../src/db/bulk.ts';
+import { arrayLiteral, copyRows, openCopy, readRows, writeRows } from '../../src/db/bulk.ts';
 import { freshProjection } from '../support/context.ts';
 
 /**
@@ -156,5 +156,109 @@ describe('copyRows round trip (real Postgres)', () => {
       arrayLiteral(values),
     ]);
     expect(r.rows[0]!.v).toEqual(values);
+  });
+});
+
+/**
+ * The fold streams its journal through openCopy while it computes the rest of the batch: Postgres must
+ * get the rows as they come, and an error or an abandon must leave nothing of the COPY behind.
+ */
+describe('openCopy: a COPY fed while the caller computes (real Postgres)', () => {
+  let projection: { schema: string; pool: pg.Pool };
+  beforeAll(async () => {
+    projection = await freshProjection('bulk_open_copy');
+  });
+  afterAll(async () => {
+    await projection?.pool.end();
+  });
+
+  const at = new Date('2026-11-23T12:00:00.123Z');
+  const conflict = (id: string) => ({
+    conflictId: id,
+    eventId: '01a2087c-759d-720f-a839-05c35a8c7a02',
+    providerId: 'partner-a',
+    swapId: `s-${id}`,
+    field: 'status',
+    finalValue: 'FINISHED',
+    reportedValue: 'tab\there',
+    source: 'webhook',
+    occurredAt: at,
+    recordedAt: at,
+  });
+  const count = async (prefix: string) =>
+    Number(
+      (
+        await projection.pool.query<{ n: string }>(
+          'select count(*) as n from status_conflicts where conflict_id like $1',
+          [`${prefix}%`],
+        )
+      ).rows[0]!.n,
+    );
+
+  it('hands rows to Postgres before it ends: another session sees the COPY progress while it is open', async () => {
+    const client = await projection.pool.connect();
+    try {
+      await client.query('begin');
+      const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      const copy = openCopy(client, tables.statusConflicts);
+      let seenWhileOpen = 0;
+      for (let i = 0; i < 3000; i++) {
+        copy.push(conflict(`stream-${i}`));
+        if (i % 500 === 499) {
+          await copy.sent();
+          // Postgres reports the rows it has loaded so far to every session.
+          for (let tries = 0; tries < 50 && seenWhileOpen === 0; tries++) {
+            const p = await projection.pool.query<{ n: string }>(
+              'select tuples_processed as n from pg_stat_progress_copy where pid = $1',
+              [pid],
+            );
+            seenWhileOpen = Number(p.rows[0]?.n ?? 0);
+            if (seenWhileOpen === 0) await new Promise((r) => setTimeout(r, 20));
+          }
+        }
+      }
+      expect(seenWhileOpen).toBeGreaterThan(0);
+      expect(seenWhileOpen).toBeLessThan(3000);
+      await copy.end();
+      await client.query('commit');
+    } finally {
+      client.release();
+    }
+    expect(await count('stream-')).toBe(3000);
+  });
+
+  it('rejects end() with the database error when a row breaks a key mid-stream; the rollback leaves none of it', async () => {
+    const client = await projection.pool.connect();
+    try {
+      await copyRows(client, tables.statusConflicts, [conflict('dup-500')]);
+      await client.query('begin');
+      const copy = openCopy(client, tables.statusConflicts);
+      for (let i = 0; i < 2000; i++) {
+        copy.push(conflict(`dup-${i}`));
+        if (i % 400 === 399) await copy.sent(); // rows keep coming after Postgres refused row 500
+      }
+      await expect(copy.end()).rejects.toMatchObject({ code: '23505' });
+      await client.query('rollback');
+      expect((await client.query<{ one: number }>('select 1 as one')).rows[0]!.one).toBe(1);
+    } finally {
+      client.release();
+    }
+    expect(await count('dup-')).toBe(1);
+  });
+
+  it('abort() fails the COPY and its transaction: nothing is written, the connection stays usable', async () => {
+    const client = await projection.pool.connect();
+    try {
+      await client.query('begin');
+      const copy = openCopy(client, tables.statusConflicts);
+      for (let i = 0; i < 1000; i++) copy.push(conflict(`abort-${i}`));
+      await copy.sent();
+      await copy.abort(new Error('the fold failed'));
+      await expect(client.query('select 1')).rejects.toMatchObject({ code: '25P02' });
+      await client.query('rollback');
+    } finally {
+      client.release();
+    }
+    expect(await count('abort-')).toBe(0);
   });
 });
