@@ -286,6 +286,7 @@ export class Projector {
       // A rebuild reads each event once, into a journal that holds only what it folded before.
       return await projectBatches(client, this.options.topic, runs, this.options.hooks, this.retryDecoder(), {
         unseen: this.rebuilding !== undefined,
+        streamJournal: this.rebuilding === undefined,
       });
     } finally {
       client.release();
