@@ -112,8 +112,6 @@ export function readMoney(value: unknown, what: string, unit: Unit): Read {
   };
 }
 
-const usable = (read: Read): Decimal | undefined =>
-  'value' in read && !('imprecise' in read) ? read.value : undefined;
 export const shown = (read: Read): Decimal | undefined => ('value' in read ? read.value : undefined);
 export const reasonOf = (read: Read): string | undefined => ('reason' in read ? read.reason : undefined);
 
