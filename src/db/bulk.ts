@@ -1,5 +1,7 @@
 import type pg from 'pg';
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import { getTableColumns, getTableName } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
@@ -103,14 +105,28 @@ export function copyField(value: unknown, json: boolean): string {
  * Inserts rows with COPY: the fastest way into Postgres, for tables that are only ever appended to (the
  * journal). The text format, not CSV: a JSON payload is full of quotes that CSV would double and Postgres
  * undo, where text escapes only backslashes and line breaks. A conflict fails the statement, like an
- * insert without ON CONFLICT.
+ * insert without ON CONFLICT. The text is rendered as the socket takes it, never all at once (renderCopy
+ * renders it ahead, for a caller with time to spare before the COPY can run).
  */
 export async function copyRows<T extends object>(
   client: pg.ClientBase,
   table: PgTable,
   rows: readonly T[],
 ): Promise<void> {
-  await runWrite(client, renderCopy(table, rows));
+  if (rows.length === 0) return;
+  const cols = columnsOf(table);
+  const chunks = function* () {
+    let chunk = '';
+    for (const row of rows) {
+      chunk += copyLine(cols, row as Record<string, unknown>);
+      if (chunk.length > CHUNK_CHARS) {
+        yield chunk;
+        chunk = '';
+      }
+    }
+    if (chunk) yield chunk;
+  };
+  await pipeline(Readable.from(chunks()), copyQuery(client, cols, table));
 }
 
 /** Inserts rows; on a conflict of the named key columns, replaces every other column (or does nothing). */
@@ -186,13 +202,15 @@ interface CopyText {
   abort(reason: Error): Promise<void>;
 }
 
-function copyText(client: pg.ClientBase, table: PgTable): CopyText {
-  const cols = columnsOf(table);
-  const stream = client.query(
+const copyQuery = (client: pg.ClientBase, cols: readonly ColumnInfo[], table: PgTable) =>
+  client.query(
     copyStreams.from(
       `copy ${quote(getTableName(table))} (${cols.map((c) => quote(c.name)).join(', ')}) from stdin`,
     ),
   );
+
+function copyText(client: pg.ClientBase, table: PgTable): CopyText {
+  const stream = copyQuery(client, columnsOf(table), table);
   // Once Postgres answered with an error the stream has no connection left: nothing more is written to it.
   let failed = false;
   const done = new Promise<void>((resolve, reject) => {

@@ -1,13 +1,17 @@
 import type pg from 'pg';
 import { projection } from '../db/client.ts';
+import type { PgTable } from 'drizzle-orm/pg-core';
 import {
   copyRows,
+  deleteRows,
   openCopy,
   renderCopy,
   renderDelete,
   renderUpsert,
   runWrite,
+  writeRows,
   type RenderedWrite,
+  type RowKey,
 } from '../db/bulk.ts';
 import type { SwapEvent } from '../events/types.ts';
 import { foldEvent, foldUndecodable, journalRow } from './fold.ts';
@@ -61,34 +65,65 @@ function swapIdsOf(key: string): [string, string] {
   return [key.slice(5, sep), key.slice(sep + 1)];
 }
 
+/** One write of a folded batch, described: run as it comes (runFoldWrite) or rendered ahead (renderFoldWrite). */
+type FoldWrite =
+  | { kind: 'copy'; table: PgTable; rows: readonly object[] }
+  | { kind: 'upsert'; table: PgTable; rows: readonly object[]; key: string[] }
+  | { kind: 'delete'; table: PgTable; key: string[]; keys: RowKey[] };
+
 /**
- * The folded batch's writes but its journal (which the fold streams: foldRuns), in the order they run:
- * rendered while Postgres still loads the journal, which goes first because the final-status trigger
- * looks up applied corrections there.
+ * The folded batch's writes but its journal (which goes first: the final-status trigger looks up applied
+ * corrections there), in the order they run.
  */
-function foldWrites(ws: WorkingSet): (RenderedWrite | undefined)[] {
-  const s = dirtyRows(ws.swaps, ws.dirty.swaps);
+function foldWrites(ws: WorkingSet): FoldWrite[] {
   const q = dirtyRows(ws.queue, ws.dirty.queue);
-  const r = dirtyRows(ws.reconciliations, ws.dirty.reconciliations);
+  const swapKey = ['providerId', 'swapId'];
   return [
-    renderUpsert(eventJournal, ws.journalUpdates, { update: ['eventId'] }),
-    renderUpsert(deadLetters, dirtyRows(ws.deadLetters, ws.dirty.deadLetters).upsert, {
-      update: ['deadLetterId'],
-    }),
-    renderUpsert(swaps, s.upsert, { update: ['providerId', 'swapId'] }),
-    renderUpsert(swapRequests, dirtyRows(ws.requests, ws.dirty.requests).upsert, { update: ['requestId'] }),
-    renderUpsert(quotes, dirtyRows(ws.quotes, ws.dirty.quotes).upsert, { update: ['quoteRef'] }),
-    renderDelete(reconciliationQueue, ['providerId', 'swapId'], q.remove.map(swapIdsOf)),
-    renderUpsert(reconciliationQueue, q.upsert, { update: ['providerId', 'swapId'] }),
-    renderUpsert(reconciliations, r.upsert, { update: ['providerId', 'swapId'] }),
+    { kind: 'upsert', table: eventJournal, rows: ws.journalUpdates, key: ['eventId'] },
+    {
+      kind: 'upsert',
+      table: deadLetters,
+      rows: dirtyRows(ws.deadLetters, ws.dirty.deadLetters).upsert,
+      key: ['deadLetterId'],
+    },
+    { kind: 'upsert', table: swaps, rows: dirtyRows(ws.swaps, ws.dirty.swaps).upsert, key: swapKey },
+    {
+      kind: 'upsert',
+      table: swapRequests,
+      rows: dirtyRows(ws.requests, ws.dirty.requests).upsert,
+      key: ['requestId'],
+    },
+    { kind: 'upsert', table: quotes, rows: dirtyRows(ws.quotes, ws.dirty.quotes).upsert, key: ['quoteRef'] },
+    { kind: 'delete', table: reconciliationQueue, key: swapKey, keys: q.remove.map(swapIdsOf) },
+    { kind: 'upsert', table: reconciliationQueue, rows: q.upsert, key: swapKey },
+    {
+      kind: 'upsert',
+      table: reconciliations,
+      rows: dirtyRows(ws.reconciliations, ws.dirty.reconciliations).upsert,
+      key: swapKey,
+    },
     // Append-only tables go in by COPY, the cheapest insert; a duplicate key fails it (23505) like an insert.
-    renderCopy(reconciliationHistory, ws.newVerdicts),
-    renderCopy(statusConflicts, ws.newConflicts),
+    { kind: 'copy', table: reconciliationHistory, rows: ws.newVerdicts },
+    { kind: 'copy', table: statusConflicts, rows: ws.newConflicts },
     // Postings are only ever inserted, all of the batch in one statement (the balance trigger checks per
     // statement, COPY included); a conflict would be a bug, never a silent overwrite.
-    renderCopy(ledgerPostings, ws.newPostings),
+    { kind: 'copy', table: ledgerPostings, rows: ws.newPostings },
   ];
 }
+
+const renderFoldWrite = (w: FoldWrite): RenderedWrite | undefined =>
+  w.kind === 'copy'
+    ? renderCopy(w.table, w.rows)
+    : w.kind === 'upsert'
+      ? renderUpsert(w.table, w.rows, { update: w.key })
+      : renderDelete(w.table, w.key, w.keys);
+
+const runFoldWrite = (client: pg.ClientBase, w: FoldWrite): Promise<void> =>
+  w.kind === 'copy'
+    ? copyRows(client, w.table, w.rows)
+    : w.kind === 'upsert'
+      ? writeRows(client, w.table, w.rows, { update: w.key })
+      : deleteRows(client, w.table, w.key, w.keys);
 
 /**
  * Errors of one event's effects, not of the connection or the server: a value the database refuses (data
@@ -152,20 +187,21 @@ async function foldRuns(
     retry,
     options.unseen ?? false,
   );
-  // The journal, the batch's largest write, is loaded by Postgres while the fold goes on: its rows are
-  // streamed as they are folded, with a turn of the event loop every FOLD_CHUNK events to send them.
-  // Without those turns, the COPY only gets going once the fold is done (streamJournal: false).
+  // Live, the journal (the batch's largest write) is loaded by Postgres while the fold goes on: its rows
+  // are streamed as they are folded, with a turn of the event loop every FOLD_CHUNK events to send them,
+  // and the other writes are rendered while Postgres finishes it. A rebuild (streamJournal: false) writes
+  // the journal after the fold and renders each write as it runs, holding less at once.
   const streamed = options.streamJournal ?? true;
-  const journalCopy = openCopy<JournalRow>(client, eventJournal);
+  const journalCopy = streamed ? openCopy<JournalRow>(client, eventJournal) : undefined;
   const folded: { journal: JournalRow[]; duplicates: number }[] = [];
-  let writes: (RenderedWrite | undefined)[];
+  let rendered: (RenderedWrite | undefined)[] = [];
   try {
     let sinceSent = 0;
     for (const items of runs) {
       const journal: JournalRow[] = [];
       let duplicates = 0;
       for (const item of items) {
-        if (streamed && ++sinceSent === FOLD_CHUNK) {
+        if (journalCopy && ++sinceSent === FOLD_CHUNK) {
           sinceSent = 0;
           await journalCopy.sent();
         }
@@ -176,21 +212,29 @@ async function foldRuns(
         const row = foldEvent(ws, item.event, item.position);
         if (row) {
           journal.push(row);
-          journalCopy.push(row);
+          journalCopy?.push(row);
           if (item.traceParent) keepTraceParent(ws, item.event, item.traceParent);
         } else duplicates++;
       }
       folded.push({ journal, duplicates });
     }
-    for (const row of ws.extraJournal) journalCopy.push(row);
-    writes = foldWrites(ws);
+    if (journalCopy) {
+      for (const row of ws.extraJournal) journalCopy.push(row);
+      rendered = foldWrites(ws).map(renderFoldWrite);
+    }
   } catch (e) {
-    await journalCopy.abort(e as Error);
+    await journalCopy?.abort(e as Error);
     throw e;
   }
-  await journalCopy.end();
-  await midBatch?.();
-  for (const write of writes) await runWrite(client, write);
+  if (journalCopy) {
+    await journalCopy.end();
+    await midBatch?.();
+    for (const write of rendered) await runWrite(client, write);
+  } else {
+    await copyRows(client, eventJournal, [...folded.flatMap((f) => f.journal), ...ws.extraJournal]);
+    await midBatch?.();
+    for (const write of foldWrites(ws)) await runFoldWrite(client, write);
+  }
   return folded;
 }
 
