@@ -3,13 +3,11 @@ import { projection } from '../db/client.ts';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import {
   copyRows,
-  deleteRows,
   openCopy,
   renderCopy,
   renderDelete,
   renderUpsert,
   runWrite,
-  writeRows,
   type RenderedWrite,
   type RowKey,
 } from '../db/bulk.ts';
@@ -118,12 +116,9 @@ const renderFoldWrite = (w: FoldWrite): RenderedWrite | undefined =>
       ? renderUpsert(w.table, w.rows, { update: w.key })
       : renderDelete(w.table, w.key, w.keys);
 
+/** Runs a write rendered only now; a COPY's text is rendered as the socket takes it (copyRows). */
 const runFoldWrite = (client: pg.ClientBase, w: FoldWrite): Promise<void> =>
-  w.kind === 'copy'
-    ? copyRows(client, w.table, w.rows)
-    : w.kind === 'upsert'
-      ? writeRows(client, w.table, w.rows, { update: w.key })
-      : deleteRows(client, w.table, w.key, w.keys);
+  w.kind === 'copy' ? copyRows(client, w.table, w.rows) : runWrite(client, renderFoldWrite(w));
 
 /**
  * Errors of one event's effects, not of the connection or the server: a value the database refuses (data

@@ -4,6 +4,7 @@ import { projectBatch, type BatchItem } from '../../src/projector/batch.ts';
 import { stateChecksum } from '../../src/projector/checksum.ts';
 import { lifecycleScenario } from '../../src/testing/scenarios.ts';
 import { freshProjection } from '../support/context.ts';
+import { recordingQueries } from '../support/recording.ts';
 
 const TOPIC = 'streamed';
 
@@ -28,13 +29,7 @@ describe('a batch whose fold fails after its journal began to stream (real Postg
       [TOPIC],
     );
     const client = await p.pool.connect();
-    const queries: string[] = [];
-    const target = client as unknown as { query: (...a: unknown[]) => unknown };
-    const query = target.query.bind(client);
-    target.query = (...a: unknown[]) => {
-      queries.push(typeof a[0] === 'string' ? a[0] : ((a[0] as { text?: string })?.text ?? ''));
-      return query(...a);
-    };
+    const { queries, restore } = recordingQueries(client);
     try {
       const result = await projectBatch(client, TOPIC, 0, 0n, items);
       const journal = await client.query<{ n: number; d: number }>(
@@ -47,7 +42,7 @@ describe('a batch whose fold fails after its journal began to stream (real Postg
         savepoints: queries.filter((q) => q.startsWith('savepoint')).length,
       };
     } finally {
-      target.query = query;
+      restore();
       client.release();
     }
   }

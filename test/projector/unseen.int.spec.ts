@@ -5,6 +5,7 @@ import { stateChecksum } from '../../src/projector/checksum.ts';
 import type { SwapEvent } from '../../src/events/types.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import { freshProjection } from '../support/context.ts';
+import { recordingQueries } from '../support/recording.ts';
 
 const TOPIC = 'unseen';
 
@@ -29,18 +30,6 @@ describe('a rebuild takes its events as unseen, and still ignores an event id jo
     [created, finished, statusReported('unseen-a', 'EXPIRED')],
   ];
 
-  /** Records the text of every query the client sends, until restored. */
-  function recording(client: pg.PoolClient) {
-    const queries: string[] = [];
-    const target = client as unknown as { query: (...a: unknown[]) => unknown };
-    const query = target.query.bind(client);
-    target.query = (...a: unknown[]) => {
-      queries.push(typeof a[0] === 'string' ? a[0] : ((a[0] as { text?: string })?.text ?? ''));
-      return query(...a);
-    };
-    return { queries, restore: () => (target.query = query) };
-  }
-
   /** Folds the batches one after another; returns each batch's duplicates and the state's checksum. */
   async function fold(label: string, options: FoldOptions) {
     const p = await freshProjection(label);
@@ -51,7 +40,7 @@ describe('a rebuild takes its events as unseen, and still ignores an event id jo
     );
     const client = await p.pool.connect();
     const duplicates: number[] = [];
-    const rec = recording(client);
+    const rec = recordingQueries(client);
     try {
       let next = 0n;
       for (const events of batches) {
@@ -98,7 +87,7 @@ describe('a rebuild takes its events as unseen, and still ignores an event id jo
       [TOPIC],
     );
     const client = await p.pool.connect();
-    const { queries, restore } = recording(client);
+    const { queries, restore } = recordingQueries(client);
     try {
       const items: BatchItem[] = batches[0]!.map((event, i) => ({
         position: { topic: TOPIC, partition: 0, offset: BigInt(i) },
