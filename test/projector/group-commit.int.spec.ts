@@ -4,7 +4,7 @@ import { projectBatch, projectBatches, type BatchItem } from '../../src/projecto
 import { stateChecksum } from '../../src/projector/checksum.ts';
 import type { SwapEvent } from '../../src/events/types.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
-import { freshProjection } from '../support/context.ts';
+import { freshProjectionAtStart } from '../support/context.ts';
 
 const TOPIC = 'group-commit';
 
@@ -37,12 +37,8 @@ describe('group commit: several partitions folded in one transaction (real Postg
 
   /** A fresh projection whose checkpoints of partitions 0 and 1 stand at 0 (as the projector reads them first). */
   async function projection(label: string) {
-    const p = await freshProjection(label);
+    const p = await freshProjectionAtStart(label, TOPIC, [0, 1]);
     pools.push(p.pool);
-    await p.pool.query(
-      `insert into projector_checkpoints (topic, partition, next_offset) values ($1, 0, 0), ($1, 1, 0)`,
-      [TOPIC],
-    );
     return p;
   }
 

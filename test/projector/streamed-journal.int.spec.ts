@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { projectBatch, type BatchItem } from '../../src/projector/batch.ts';
 import { stateChecksum } from '../../src/projector/checksum.ts';
 import { lifecycleScenario } from '../../src/testing/scenarios.ts';
-import { freshProjection } from '../support/context.ts';
+import { freshProjectionAtStart } from '../support/context.ts';
 import { recordingQueries } from '../support/recording.ts';
 
 const TOPIC = 'streamed';
@@ -22,12 +22,8 @@ describe('a batch whose fold fails after its journal began to stream (real Postg
   const FAILS_AT = 900;
 
   async function foldOnce(label: string, items: BatchItem[]) {
-    const p = await freshProjection(label);
+    const p = await freshProjectionAtStart(label, TOPIC);
     pools.push(p.pool);
-    await p.pool.query(
-      `insert into projector_checkpoints (topic, partition, next_offset) values ($1, 0, 0)`,
-      [TOPIC],
-    );
     const client = await p.pool.connect();
     const { queries, restore } = recordingQueries(client);
     try {

@@ -4,7 +4,7 @@ import { projectBatch, type BatchItem, type FoldOptions } from '../../src/projec
 import { stateChecksum } from '../../src/projector/checksum.ts';
 import type { SwapEvent } from '../../src/events/types.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
-import { freshProjection } from '../support/context.ts';
+import { freshProjectionAtStart } from '../support/context.ts';
 import { recordingQueries } from '../support/recording.ts';
 
 const TOPIC = 'unseen';
@@ -32,12 +32,8 @@ describe('a rebuild takes its events as unseen, and still ignores an event id jo
 
   /** Folds the batches one after another; returns each batch's duplicates and the state's checksum. */
   async function fold(label: string, options: FoldOptions) {
-    const p = await freshProjection(label);
+    const p = await freshProjectionAtStart(label, TOPIC);
     pools.push(p.pool);
-    await p.pool.query(
-      `insert into projector_checkpoints (topic, partition, next_offset) values ($1, 0, 0)`,
-      [TOPIC],
-    );
     const client = await p.pool.connect();
     const duplicates: number[] = [];
     const rec = recordingQueries(client);
@@ -80,12 +76,8 @@ describe('a rebuild takes its events as unseen, and still ignores an event id jo
   });
 
   it('folds a batch of events never journaled at once, without looking their ids up', async () => {
-    const p = await freshProjection('unseen_lookups');
+    const p = await freshProjectionAtStart('unseen_lookups', TOPIC);
     pools.push(p.pool);
-    await p.pool.query(
-      `insert into projector_checkpoints (topic, partition, next_offset) values ($1, 0, 0)`,
-      [TOPIC],
-    );
     const client = await p.pool.connect();
     const { queries, restore } = recordingQueries(client);
     try {

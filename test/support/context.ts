@@ -37,3 +37,18 @@ export async function freshProjection(label: string): Promise<{ schema: string; 
   await migrateProjection(databaseUrl, schema);
   return { schema, pool: createPool(databaseUrl, { searchPath: schema }) };
 }
+
+/** freshProjection, with `topic`'s checkpoints at offset 0 for `partitions`: where a batch fold begins. */
+export async function freshProjectionAtStart(
+  label: string,
+  topic: string,
+  partitions: readonly number[] = [0],
+): Promise<{ schema: string; pool: pg.Pool }> {
+  const p = await freshProjection(label);
+  await p.pool.query(
+    `insert into projector_checkpoints (topic, partition, next_offset)
+     select $1, partition, 0 from unnest($2::int[]) as t(partition)`,
+    [topic, partitions],
+  );
+  return p;
+}
