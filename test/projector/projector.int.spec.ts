@@ -293,6 +293,33 @@ describe('projector (real Kafka, registry and Postgres)', () => {
       expect(fill.rows[0].provider_fees).toBeNull();
     });
 
+    it('leaves a swap that is not final free to change and go (the guard runs for final rows only)', async () => {
+      const client = await reference.pool.connect();
+      try {
+        await client.query('begin');
+        // The final swap's row, copied as an open one of another id (rolled back below).
+        await client.query(
+          `create temp table open_swap on commit drop as select * from swaps where swap_id = $1`,
+          [swapId],
+        );
+        await client.query(
+          `update open_swap set swap_id = swap_id || '-open', status = 'PENDING', status_class = 'open',
+             final = false, final_at = null`,
+        );
+        await client.query(`insert into swaps select * from open_swap`);
+        const open = `${swapId}-open`;
+        const amended = await client.query(
+          `update swaps set amount_to = '1', status = 'FINISHED' where swap_id = $1`,
+          [open],
+        );
+        expect(amended.rowCount).toBe(1);
+        expect((await client.query(`delete from swaps where swap_id = $1`, [open])).rowCount).toBe(1);
+      } finally {
+        await client.query('rollback');
+        client.release();
+      }
+    });
+
     it('lets an applied SwapCorrected amend the final swap, through the database', async () => {
       const fix = swapCorrected(swapId, { amount: '0.26', operator: 'alice', reason: 'statement 7' });
       await log.append([fix]);
