@@ -171,11 +171,16 @@ export async function loadWorkingSet(
   // The ledger postings of the batch's swaps: a completion or a correction builds on those in force.
   const postingRows = await readRows<typeof ledgerPostings.$inferSelect>(client, ledgerPostings, SWAP, ids);
   for (const r of seen.rows) ws.seenEventIds.add(r.event_id);
-  for (const r of swapRows) ws.swaps.set(swapKey(r.providerId, r.swapId), r);
-  for (const r of requestRows) ws.requests.set(r.requestId, r);
-  for (const r of quoteRows) ws.quotes.set(r.quoteRef, r);
-  for (const r of queueRows) ws.queue.set(swapKey(r.providerId, r.swapId), r);
-  for (const r of reconRows) ws.reconciliations.set(swapKey(r.providerId, r.swapId), r);
+  const keep = <T>(map: Map<string, T>, stored: Set<string>, key: string, row: T) => {
+    map.set(key, row);
+    stored.add(key);
+  };
+  for (const r of swapRows) keep(ws.swaps, ws.stored.swaps, swapKey(r.providerId, r.swapId), r);
+  for (const r of requestRows) keep(ws.requests, ws.stored.requests, r.requestId, r);
+  for (const r of quoteRows) keep(ws.quotes, ws.stored.quotes, r.quoteRef, r);
+  for (const r of queueRows) keep(ws.queue, ws.stored.queue, swapKey(r.providerId, r.swapId), r);
+  for (const r of reconRows)
+    keep(ws.reconciliations, ws.stored.reconciliations, swapKey(r.providerId, r.swapId), r);
   for (const r of postingRows) {
     const key = swapKey(r.providerId, r.swapId);
     const list = ws.postings.get(key);

@@ -65,6 +65,17 @@ export class WorkingSet {
   /** Journal rows besides the one per event: a dead letter's replacement, and held events re-folded. */
   readonly extraJournal: JournalRow[] = [];
   readonly journalUpdates: JournalRow[] = [];
+  /**
+   * Keys of the rows read from the database: rows that exist before the batch writes. A dirty row of any
+   * other key is new, and a batch with many new rows inserts them by COPY rather than by upsert.
+   */
+  readonly stored = {
+    swaps: new Set<string>(),
+    requests: new Set<string>(),
+    quotes: new Set<string>(),
+    queue: new Set<string>(),
+    reconciliations: new Set<string>(),
+  };
   readonly dirty = {
     deadLetters: new Set<string>(),
     swaps: new Set<string>(),
