@@ -58,10 +58,14 @@ export class GroupCommit {
       if (taken.length === 0) break; // every pending run's partition is being folded
       void this.foldSome(taken);
     }
-    if (this.pending.length === 0 && this.timer) {
+    // The wait is for runs a fold could take now. Runs whose partition is being folded, or that wait for
+    // a lane, are taken when a fold ends (foldSome calls back): a timer for them only woke to find none.
+    const takeable =
+      this.folding < this.options.lanes && this.pending.some((p) => !this.inFlight.has(p.run.partition));
+    if (!takeable && this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
-    } else if (this.pending.length > 0 && !this.timer) {
+    } else if (takeable && !this.timer) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
         this.maybeFold(true);

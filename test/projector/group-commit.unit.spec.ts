@@ -108,6 +108,23 @@ describe('GroupCommit: which runs are folded together, and when', () => {
     expect(calls.map((c) => c.partitions)).toEqual([[0, 1], [2], [0]]);
   });
 
+  it('sets no timer for runs that wait on their partition or a lane: the fold that ends takes them', async () => {
+    const { calls, gc } = scheduler(1, { lanes: 1 });
+    const first = gc.submit(run(0));
+    expect(calls.map((c) => c.partitions)).toEqual([[0]]);
+    gc.enter();
+    const next = gc.submit(run(0)); // partition 0 is being folded: this run waits for it
+    gc.enter();
+    const other = gc.submit(run(1)); // another partition, but the one lane is busy
+    expect(vi.getTimerCount()).toBe(0);
+    calls[0]!.settle();
+    await first;
+    gc.leave(); // the first eachBatch call ends with its run
+    expect(calls.map((c) => c.partitions)).toEqual([[0], [0, 1]]);
+    calls[1]!.settle();
+    expect((await Promise.all([next, other])).every((r) => r.ok)).toBe(true);
+  });
+
   it('a failed fold is tried again run by run: a failure stays with its own partition', async () => {
     const { calls, gc } = scheduler(2);
     const a = gc.submit(run(0));
