@@ -76,16 +76,14 @@ function upsertWrites(
   stored: Set<string>,
   key: string[],
 ): FoldWrite[] {
-  const { upsert } = dirtyRows(map, dirty);
-  let fresh = 0;
-  for (const k of dirty) if (!stored.has(k) && map.get(k) !== undefined) fresh++;
-  if (fresh < COPY_NEW_ROWS_FROM) return [{ kind: 'upsert', table, rows: upsert, key }];
   const existing: object[] = [];
   const added: object[] = [];
   for (const k of dirty) {
     const row = map.get(k);
     if (row !== undefined) (stored.has(k) ? existing : added).push(row);
   }
+  if (added.length < COPY_NEW_ROWS_FROM)
+    return [{ kind: 'upsert', table, rows: [...existing, ...added], key }];
   return [
     { kind: 'upsert', table, rows: existing, key },
     { kind: 'copy', table, rows: added },

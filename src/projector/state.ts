@@ -44,6 +44,15 @@ export type RetryInput = { event: SwapEvent } | { error: string };
  * Each map holds the current row (or undefined when absent); `dirty` names the keys to write. Swap rows
  * (and their queue, verdict and postings) are keyed by swapKey(providerId, swapId).
  */
+/** A set of row keys for each table a batch upserts by key. */
+const keysOfUpsertedTables = () => ({
+  swaps: new Set<string>(),
+  requests: new Set<string>(),
+  quotes: new Set<string>(),
+  queue: new Set<string>(),
+  reconciliations: new Set<string>(),
+});
+
 export class WorkingSet {
   readonly swaps = new Map<string, SwapRow | undefined>();
   readonly requests = new Map<string, SwapRequestRow | undefined>();
@@ -69,21 +78,8 @@ export class WorkingSet {
    * Keys of the rows read from the database: rows that exist before the batch writes. A dirty row of any
    * other key is new, and a batch with many new rows inserts them by COPY rather than by upsert.
    */
-  readonly stored = {
-    swaps: new Set<string>(),
-    requests: new Set<string>(),
-    quotes: new Set<string>(),
-    queue: new Set<string>(),
-    reconciliations: new Set<string>(),
-  };
-  readonly dirty = {
-    deadLetters: new Set<string>(),
-    swaps: new Set<string>(),
-    requests: new Set<string>(),
-    quotes: new Set<string>(),
-    queue: new Set<string>(),
-    reconciliations: new Set<string>(),
-  };
+  readonly stored = keysOfUpsertedTables();
+  readonly dirty = { deadLetters: new Set<string>(), ...keysOfUpsertedTables() };
   /** Event ids already journaled (earlier batches) or folded in this batch. */
   readonly seenEventIds = new Set<string>();
 }
