@@ -154,6 +154,11 @@ function post(url: string, body: string, key: string): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls a `select count(*) as n` until it reaches `n`: the projector has folded that far. */
+async function untilCount(pool: pg.Pool, n: number, text: string, values: unknown[] = []): Promise<void> {
+  while (Number((await pool.query<{ n: string }>(text, values)).rows[0]!.n) < n) await sleep(200);
+}
+
 /** The samples of a Prometheus text exposition that have no labels, by name. */
 async function scrape(url: string): Promise<Map<string, number>> {
   const text = await (await fetch(url)).text();
@@ -301,25 +306,16 @@ async function main() {
     );
     await projector.started;
     const base = await webhook.started;
-    for (;;) {
-      const r = await projection.query<{ n: string }>(
-        'select count(*) as n from swaps where provider_id = $1',
-        [provider],
-      );
-      if (Number(r.rows[0]!.n) >= ids.length) break;
-      await sleep(200);
-    }
+    await untilCount(projection, ids.length, 'select count(*) as n from swaps where provider_id = $1', [
+      provider,
+    ]);
     console.log(`${ids.length} open swaps folded; wrk ${connections} connections, ${duration} s per path\n`);
     const wrkEnv = { BENCH_PROVIDER: provider, BENCH_PREFIX: prefix, BENCH_SWAPS: String(swapCount) };
     // A warm-up on the 200 path, untimed, until the projector has folded it: a first run after the stack
     // started measured the broker's and the two processes' JIT, not their steady state.
     const warmUp = await runWrk(base, WARM_UP_SECONDS, connections, { ...wrkEnv, BENCH_KEY: key.key });
     const journaled = ids.length + (warmUp.codes['200'] ?? 0);
-    for (;;) {
-      const r = await projection.query<{ n: string }>('select count(*) as n from event_journal');
-      if (Number(r.rows[0]!.n) >= journaled) break;
-      await sleep(200);
-    }
+    await untilCount(projection, journaled, 'select count(*) as n from event_journal');
 
     // The ceiling: the same server refusing a wrong key (no Postgres, no Kafka), half as long.
     const ceiling = await runWrk(base, Math.max(5, Math.round(duration / 2)), connections, {
