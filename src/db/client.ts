@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { createLogger, type Logger } from '../observability/log.ts';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import * as projection from './schema/projection.ts';
 
@@ -24,9 +25,11 @@ export interface PoolOptions {
   synchronousCommit?: boolean;
 }
 
+let idleErrors: Logger | undefined;
+
 export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.Pool {
   const searchPath = options.searchPath ? assertIdentifier(options.searchPath) : undefined;
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'swap-ledger',
@@ -37,6 +40,15 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
       ...(options.synchronousCommit === false ? ['-c synchronous_commit=off'] : []),
     ].join(' '),
   });
+  // An idle connection the server ends (a restart, an administrator's terminate, a dropped database) is
+  // taken out of the pool, which then emits 'error': with no listener, that would end the whole process.
+  pool.on('error', (err) =>
+    (idleErrors ??= createLogger({ name: 'db' })).warn(
+      { err: { code: (err as { code?: string }).code, message: err.message } },
+      'the server closed an idle database connection; the pool opens another when one is needed',
+    ),
+  );
+  return pool;
 }
 
 export type ProjectionDb = NodePgDatabase<typeof projection>;
