@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Admin } from 'kafkajs';
-import { assertIdentifier } from '../db/client.ts';
+import { assertIdentifier, warnOfIdleConnectionErrors } from '../db/client.ts';
 import { FINANCE_ROLE } from '../ledger/finance-views.ts';
 import type { Logger } from '../observability/log.ts';
 
@@ -28,6 +28,7 @@ export class ConsoleDb {
       application_name: 'swap-ledger-console',
       options: `-c TimeZone=UTC -c search_path=${live} -c default_transaction_read_only=on -c statement_timeout=10000`,
     });
+    warnOfIdleConnectionErrors(this.pool, () => logger);
   }
 
   /** Projection and platform tables (operations, journal): read-only session, the service role. */

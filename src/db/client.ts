@@ -27,6 +27,20 @@ export interface PoolOptions {
 
 let idleErrors: Logger | undefined;
 
+/**
+ * An idle connection the server ends (a restart, an administrator's terminate, a dropped database) is taken
+ * out of the pool, which then emits 'error': with no listener, that error would end the whole process.
+ * Logged at warn; the pool opens another connection when one is needed.
+ */
+export function warnOfIdleConnectionErrors(pool: pg.Pool, logger: () => Logger): void {
+  pool.on('error', (err) =>
+    logger().warn(
+      { err: { code: (err as { code?: string }).code, message: err.message } },
+      'the server closed an idle database connection; the pool opens another when one is needed',
+    ),
+  );
+}
+
 export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.Pool {
   const searchPath = options.searchPath ? assertIdentifier(options.searchPath) : undefined;
   const pool = new pg.Pool({
@@ -40,14 +54,7 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
       ...(options.synchronousCommit === false ? ['-c synchronous_commit=off'] : []),
     ].join(' '),
   });
-  // An idle connection the server ends (a restart, an administrator's terminate, a dropped database) is
-  // taken out of the pool, which then emits 'error': with no listener, that would end the whole process.
-  pool.on('error', (err) =>
-    (idleErrors ??= createLogger({ name: 'db' })).warn(
-      { err: { code: (err as { code?: string }).code, message: err.message } },
-      'the server closed an idle database connection; the pool opens another when one is needed',
-    ),
-  );
+  warnOfIdleConnectionErrors(pool, () => (idleErrors ??= createLogger({ name: 'db' })));
   return pool;
 }
 

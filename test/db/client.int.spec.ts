@@ -1,8 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { ConsoleDb } from '../../src/console/db.ts';
 import { createPool } from '../../src/db/client.ts';
+import type { Logger } from '../../src/observability/log.ts';
 import { testStack } from '../support/context.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function terminate(pid: number): Promise<void> {
+  const admin = createPool(testStack().databaseUrl, { max: 1 });
+  try {
+    const r = await admin.query<{ ok: boolean }>('select pg_terminate_backend($1) as ok', [pid]);
+    expect(r.rows[0]!.ok).toBe(true);
+  } finally {
+    await admin.end();
+  }
+}
 
 /**
  * A pool's idle connection that the server ends (a restart, an administrator's terminate, a database
@@ -15,13 +27,7 @@ describe('createPool (real Postgres)', () => {
     try {
       const pid = (await pool.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
       expect(pool.idleCount).toBe(1);
-      const admin = createPool(testStack().databaseUrl, { max: 1 });
-      try {
-        const r = await admin.query<{ ok: boolean }>('select pg_terminate_backend($1) as ok', [pid]);
-        expect(r.rows[0]!.ok).toBe(true);
-      } finally {
-        await admin.end();
-      }
+      await terminate(pid);
       // The pool takes the ended connection out once its error arrives.
       for (let i = 0; i < 100 && pool.totalCount > 0; i++) await sleep(20);
       expect(pool.totalCount).toBe(0);
@@ -29,6 +35,25 @@ describe('createPool (real Postgres)', () => {
       expect(again.rows[0]!.pid).not.toBe(pid);
     } finally {
       await pool.end();
+    }
+  });
+
+  it("the console's read-only pool too: the idle connection's end is logged at warn, the next query served", async () => {
+    const warned: string[] = [];
+    const logger = { warn: (_: unknown, message: string) => warned.push(message) } as unknown as Logger;
+    const db = new ConsoleDb(testStack().databaseUrl, 'console_idle', 'finance', logger);
+    try {
+      const [first] = await db.query<{ pid: number }>('select pg_backend_pid() as pid');
+      const pid = first!.pid;
+      await terminate(pid);
+      for (let i = 0; i < 100 && warned.length === 0; i++) await sleep(20);
+      expect(warned).toEqual([
+        'the server closed an idle database connection; the pool opens another when one is needed',
+      ]);
+      const [again] = await db.query<{ pid: number }>('select pg_backend_pid() as pid');
+      expect(again!.pid).not.toBe(pid);
+    } finally {
+      await db.close();
     }
   });
 });
