@@ -114,6 +114,20 @@ interface LoadedSwap extends SwapToJudge {
 /** A swap's verdict judged and encoded, ready to append. */
 type EncodedVerdict = Extract<JudgedOutcome, { ok: true }> & { value: Buffer };
 
+/**
+ * A query of `table`'s rows for each swap of the keys $1 (providers) and $2 (swap ids): one index probe per
+ * swap, whatever the statistics say. The subquery's `offset 0` keeps the planner from pulling it up into
+ * an ordinary join, which it then planned as a hash join over the whole table (a round of 500 over 22,000
+ * swaps: 25-30 ms of Postgres instead of ~3) or, on a table filled seconds before and never analyzed, as
+ * a nested loop that scanned the table once per key (170-236 ms a round).
+ */
+export function perSwapLookup(select: string, table: string, where = ''): string {
+  return `select t.* from unnest($1::text[], $2::text[]) as k(provider_id, swap_id)
+       cross join lateral (select ${select} from ${table} x
+                           where x.provider_id = k.provider_id and x.swap_id = k.swap_id ${where}
+                           offset 0) t`;
+}
+
 export class ReconcileError extends Error {
   override name = 'ReconcileError';
 }
@@ -193,15 +207,9 @@ export class Reconciler {
   ): Promise<Map<string, LoadedSwap | ReconcileError>> {
     const { platform } = this.options;
     const keys = [refs.map((r) => r.providerId), refs.map((r) => r.swapId)];
-    // One index probe per swap (a lateral join over the keys), whatever the statistics say: a hash or
-    // nested-loop join over a freshly filled table was planned from no statistics and scanned it per key.
-    const each = (select: string, table: string, where = '') =>
-      `select t.* from unnest($1::text[], $2::text[]) as k(provider_id, swap_id)
-       cross join lateral (select ${select} from ${table} x
-                           where x.provider_id = k.provider_id and x.swap_id = k.swap_id ${where}) t`;
     // The columns the checks read, not the row's forty-odd.
     const swaps = await projection.query(
-      each(
+      perSwapLookup(
         `x.provider_id, x.swap_id, x.status, x.final, extract(epoch from x.final_at) * 1000 as final_at_ms,
          x.last_event_id, x.last_correction_event_id,
          x.amount_to, x.provider_fees, x.referral_fees, x.payout_network_fees, x.payin_transaction_id,
@@ -212,7 +220,7 @@ export class Reconciler {
     );
     // As text: parsed where it is judged (a judge thread), not on the event loop.
     const created = await projection.query<{ provider_id: string; swap_id: string; payload: string }>(
-      each(
+      perSwapLookup(
         'x.provider_id, x.swap_id, x.payload::text as payload',
         'event_journal',
         `and x.event_type = 'SwapCreated' and x.outcome = 'applied'`,
@@ -228,7 +236,7 @@ export class Reconciler {
       event_id: string;
       source: string;
     }>(
-      `${each(
+      `${perSwapLookup(
         'x.provider_id, x.swap_id, x.field, x.final_value, x.reported_value, x.event_id, x.source, x.occurred_at, x.conflict_id',
         'status_conflicts',
       )} order by t.occurred_at, t.conflict_id`,
