@@ -42,7 +42,8 @@ export interface ReconcilerOptions {
    */
   confirmWaitMs?: number;
   /**
-   * Threads that judge and encode the queue's verdicts beside the event loop (default 0: judged on it).
+   * Threads that judge and encode the verdicts of queue rounds and sweeps beside the event loop (default 0:
+   * judged on it).
    * One already takes ~2/3 of a swap's CPU off the loop; `reconciler run` takes RECONCILER_JUDGE_THREADS.
    */
   judgeThreads?: number;
@@ -371,6 +372,24 @@ export class Reconciler {
   }
 
   /**
+   * The verdicts of the loaded swaps among `claimed` (a queue round's rows or a sweep's), each based on
+   * the event it was claimed by, judged together (judgeRound): a promise per claim's event id. A swap that
+   * could not be loaded has none.
+   */
+  private async judgeClaimed(
+    loaded: ReadonlyMap<string, LoadedSwap | ReconcileError>,
+    claimed: readonly { ref: SwapRef; basedOnEventId: string }[],
+  ): Promise<Map<string, Promise<EncodedVerdict>>> {
+    const ready: LoadedSwap[] = [];
+    for (const { ref, basedOnEventId } of claimed) {
+      const swap = loaded.get(formatSwapRef(ref))!;
+      if (!(swap instanceof ReconcileError)) ready.push({ ...swap, basedOnEventId });
+    }
+    const verdicts = await this.judgeRound(ready);
+    return new Map(ready.map((s, i) => [s.basedOnEventId!, verdicts[i]!]));
+  }
+
+  /**
    * A round's swaps judged and encoded, in one chunk per judge thread (or one on the event loop): a
    * promise per swap of its verdict's outcome and wire bytes, in the swaps' order.
    */
@@ -507,25 +526,20 @@ export class Reconciler {
       await client.query('commit');
       claiming = false;
       // On the round's own connection (outside any transaction: the claim is committed).
-      const loaded = await this.loadSwaps(
-        mine.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id })),
-        client,
-      );
+      const refs = mine.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id }));
+      const loaded = await this.loadSwaps(refs, client);
       // Each swap is judged based on the queue row's event: the final status or correction that queued it.
-      const ready: LoadedSwap[] = [];
-      for (const r of mine) {
-        const swap = loaded.get(formatSwapRef({ providerId: r.provider_id, swapId: r.swap_id }))!;
-        if (!(swap instanceof ReconcileError)) ready.push({ ...swap, basedOnEventId: r.queued_by_event_id });
-      }
-      const verdicts = await this.judgeRound(ready);
-      const verdictOf = new Map(ready.map((s, i) => [s.basedOnEventId!, verdicts[i]!]));
+      const verdictOf = await this.judgeClaimed(
+        loaded,
+        mine.map((r, i) => ({ ref: refs[i]!, basedOnEventId: r.queued_by_event_id })),
+      );
       const judged = await Promise.all(
         mine.map(async ({ provider_id, swap_id, queued_by_event_id, trace_parent }) => {
           const ref = { providerId: provider_id, swapId: swap_id };
           try {
             const swap = loaded.get(formatSwapRef(ref))!;
             if (swap instanceof ReconcileError) throw swap;
-            await this.recordQueued(
+            await this.appendVerdict(
               swap,
               verdictOf.get(queued_by_event_id)!,
               queued_by_event_id,
@@ -664,12 +678,13 @@ export class Reconciler {
   }
 
   /**
-   * Appends a queued swap's verdict in a `reconcile` span that is a child of the message that queued it (a
-   * consumer processing one message: the verdict is caused by that request), so the trace runs from the
-   * gateway or webhook through the projector into the verdict; its append carries the same trace on to the
-   * fold. The span waits for the swap's judging (in a judge thread, or on the event loop).
+   * Appends a judged swap's verdict in a `reconcile` span. For a queued swap the span is a child of the
+   * message that queued it (a consumer processing one message: the verdict is caused by that request), so
+   * the trace runs from the gateway or webhook through the projector into the verdict; its append carries
+   * the same trace on to the fold. The span waits for the swap's judging (in a judge thread, or on the
+   * event loop).
    */
-  private recordQueued(
+  private appendVerdict(
     swap: LoadedSwap,
     judged: Promise<EncodedVerdict>,
     basedOnEventId: string,
@@ -750,15 +765,22 @@ export class Reconciler {
     }
     const refs = missed.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id }));
     const loaded = await this.loadSwaps(refs);
+    // Judged like a queue round, in the judge threads when there are any: up to `limit` swaps at once
+    // would otherwise hold the event loop.
+    const verdictOf = await this.judgeClaimed(
+      loaded,
+      missed.map((m, i) => ({ ref: refs[i]!, basedOnEventId: m.based_on })),
+    );
     const failed: string[] = [];
     const done = await Promise.allSettled(
-      refs.map(async (ref, i) => {
+      missed.map(async ({ based_on }, i) => {
         try {
-          const swap = loaded.get(formatSwapRef(ref))!;
+          const swap = loaded.get(formatSwapRef(refs[i]!))!;
           if (swap instanceof ReconcileError) throw swap;
-          await this.record(await this.judge(swap));
+          // A sweep has no message that caused it: its span is a root.
+          await this.appendVerdict(swap, verdictOf.get(based_on)!, based_on, null);
         } catch (e) {
-          failed.push(missed[i]!.based_on);
+          failed.push(based_on);
           throw e;
         }
       }),

@@ -482,7 +482,21 @@ describe('reconciler worker (real stack)', () => {
       `update platform.reconciliation_claims set claimed_until = now() - interval '1 second'
        where queued_by_event_ids && array(select last_event_id from swaps where swap_id = 'rv-missed')`,
     );
-    expect(await reconciler.sweepMissed()).toBe(1);
+    // Judged in the live reconciler's judge thread, as its queue rounds are, not on its event loop.
+    await reconciler.prepare();
+    const pool = (reconciler as unknown as { pool: JudgePool }).pool;
+    const judge = pool.judge.bind(pool);
+    const chunks: number[] = [];
+    pool.judge = (chunk) => {
+      chunks.push(chunk.swaps.length);
+      return judge(chunk);
+    };
+    try {
+      expect(await reconciler.sweepMissed()).toBe(1);
+    } finally {
+      pool.judge = judge;
+    }
+    expect(chunks).toEqual([1]);
     await waitForProjection(projection, log.topic);
     const verdicts = await projection.query(
       `select verdict from reconciliations where swap_id = 'rv-missed'`,
