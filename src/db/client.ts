@@ -33,12 +33,49 @@ let idleErrors: Logger | undefined;
  * Logged at warn; the pool opens another connection when one is needed.
  */
 export function warnOfIdleConnectionErrors(pool: pg.Pool, logger: () => Logger): void {
-  pool.on('error', (err) =>
-    logger().warn(
-      { err: { code: (err as { code?: string }).code, message: err.message } },
-      'the server closed an idle database connection; the pool opens another when one is needed',
-    ),
+  warnOfConnectionErrors(
+    pool,
+    logger,
+    'the server closed an idle database connection; the pool opens another when one is needed',
   );
+}
+
+function warnOfConnectionErrors(
+  emitter: { on(event: 'error', listener: (err: Error) => void): unknown },
+  logger: () => Logger,
+  message: string,
+): void {
+  emitter.on('error', (err) =>
+    logger().warn({ err: { code: (err as { code?: string }).code, message: err.message } }, message),
+  );
+}
+
+const dbLogger = () => (idleErrors ??= createLogger({ name: 'db' }));
+
+/**
+ * A connected client of its own, for a session-scoped hold (a migration's advisory lock) or a one-off
+ * command's few statements. A server that ends it while no statement runs makes it emit 'error', which
+ * with no listener would end the process as a pool's does: it is logged at warn, and the client's next
+ * statement fails with the connection's error instead.
+ */
+export async function connectClient(
+  databaseUrl: string,
+  config: Omit<pg.ClientConfig, 'connectionString'> = {},
+  logger: () => Logger = dbLogger,
+): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: databaseUrl, ...config });
+  warnOfConnectionErrors(
+    client,
+    logger,
+    'the server closed a database connection between statements; its next statement fails',
+  );
+  try {
+    await client.connect();
+  } catch (e) {
+    await client.end().catch(() => {});
+    throw e;
+  }
+  return client;
 }
 
 export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.Pool {
@@ -54,7 +91,7 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
       ...(options.synchronousCommit === false ? ['-c synchronous_commit=off'] : []),
     ].join(' '),
   });
-  warnOfIdleConnectionErrors(pool, () => (idleErrors ??= createLogger({ name: 'db' })));
+  warnOfIdleConnectionErrors(pool, dbLogger);
   return pool;
 }
 

@@ -1,8 +1,7 @@
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
-import { assertIdentifier, createPool, projectionDb } from './client.ts';
+import { assertIdentifier, connectClient, createPool, projectionDb } from './client.ts';
 
 const projectionMigrations = fileURLToPath(new URL('../../drizzle/projection', import.meta.url));
 const platformMigrations = fileURLToPath(new URL('../../drizzle/platform', import.meta.url));
@@ -39,8 +38,7 @@ export const PLATFORM_SCHEMA = 'platform';
  * at once against one database.
  */
 export async function migratePlatform(databaseUrl: string): Promise<void> {
-  const lock = new pg.Client({ connectionString: databaseUrl, application_name: 'swap-ledger-migrate' });
-  await lock.connect();
+  const lock = await connectClient(databaseUrl, { application_name: 'swap-ledger-migrate' });
   try {
     await lock.query(`select pg_advisory_lock(hashtext('swap-ledger:migrate:platform'))`);
     const pool = createPool(databaseUrl, { max: 1, applicationName: 'swap-ledger-migrate' });

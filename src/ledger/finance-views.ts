@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { assertIdentifier } from '../db/client.ts';
+import { assertIdentifier, connectClient } from '../db/client.ts';
 
 export const FINANCE_SCHEMA = 'finance';
 /** Read-only role for finance: it may read the finance views, nothing else. */
@@ -199,8 +199,7 @@ export async function migrateFinanceViews(
   live: string,
   finance = FINANCE_SCHEMA,
 ): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'swap-ledger-migrate' });
-  await client.connect();
+  const client = await connectClient(databaseUrl, { application_name: 'swap-ledger-migrate' });
   try {
     await client.query('begin');
     await client.query(`select pg_advisory_xact_lock(hashtext('swap-ledger:migrate:finance'))`);

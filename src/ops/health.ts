@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { connectClient } from '../db/client.ts';
 import { createKafka } from '../events/kafka.ts';
 
 export interface ComponentHealth {
@@ -44,9 +45,9 @@ export async function registryHealth(url: string, timeoutMs = 3000): Promise<Com
 }
 
 export async function postgresHealth(databaseUrl: string, timeoutMs = 3000): Promise<ComponentHealth> {
-  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: timeoutMs });
+  let client: pg.Client | undefined;
   try {
-    await client.connect();
+    client = await connectClient(databaseUrl, { connectionTimeoutMillis: timeoutMs });
     const r = await client.query<{ version: string }>('select current_setting($1) as version', [
       'server_version',
     ]);
@@ -54,6 +55,6 @@ export async function postgresHealth(databaseUrl: string, timeoutMs = 3000): Pro
   } catch (e) {
     return { component: 'postgres', healthy: false, detail: (e as Error).message };
   } finally {
-    await client.end().catch(() => {});
+    await client?.end().catch(() => {});
   }
 }

@@ -4,7 +4,7 @@ import type { Kafka } from 'kafkajs';
 import pg from 'pg';
 import { uuidv7 } from '../events/ids.ts';
 import type { EventCodec } from '../events/codec.ts';
-import { assertIdentifier, createPool } from '../db/client.ts';
+import { assertIdentifier, connectClient, createPool } from '../db/client.ts';
 import { migrateProjection } from '../db/migrate.ts';
 import { withClient } from '../db/transaction.ts';
 import { PROMOTE_LOCK } from '../projector/batch.ts';
@@ -301,8 +301,7 @@ async function markReplayExtent(databaseUrl: string, schema: string, until: Repl
       : until.kind === 'time'
         ? `${PARTIAL_MARK} (--to-time ${until.time.toISOString()})`
         : `${PARTIAL_MARK} (--to-offset ${[...until.offsets].map(([p, o]) => (p < 0 ? `${o}` : `${p}:${o}`)).join(',')})`;
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+  const client = await connectClient(databaseUrl);
   try {
     // COMMENT takes no bind parameters: the text is ours, quoted by the server's own function.
     const quoted = (await client.query<{ q: string }>('select quote_literal($1) as q', [extent])).rows[0]!.q;
@@ -340,8 +339,7 @@ export async function promote(
   assertIdentifier(live);
   assertIdentifier(rebuilt);
   if (live === rebuilt) throw new Error(`${rebuilt} is already the live schema`);
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+  const client = await connectClient(databaseUrl);
   try {
     await client.query('begin');
     await client.query('select pg_advisory_xact_lock($1)', [PROMOTE_LOCK]);
@@ -398,8 +396,7 @@ async function isProjectionSchema(client: pg.ClientBase, schema: string): Promis
 
 /** Projection schemas beside the live one: rebuilt (`_replay_`) and previous (`_prev_`) ones. */
 export async function listProjectionSchemas(databaseUrl: string, live: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+  const client = await connectClient(databaseUrl);
   try {
     const r = await client.query<{ table_schema: string }>(
       `select table_schema from information_schema.tables where table_name = 'projector_checkpoints'
@@ -420,8 +417,7 @@ export async function dropProjectionSchema(databaseUrl: string, live: string, sc
   if (!(await listProjectionSchemas(databaseUrl, live)).includes(schema)) {
     throw new Error(`${schema} is not a rebuilt or previous projection schema of ${live}`);
   }
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+  const client = await connectClient(databaseUrl);
   try {
     await client.query(`drop schema ${schema} cascade`);
   } finally {

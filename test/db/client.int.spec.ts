@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConsoleDb } from '../../src/console/db.ts';
-import { createPool } from '../../src/db/client.ts';
+import { connectClient, createPool } from '../../src/db/client.ts';
 import type { Logger } from '../../src/observability/log.ts';
 import { testStack } from '../support/context.ts';
 
@@ -55,5 +55,33 @@ describe('createPool (real Postgres)', () => {
     } finally {
       await db.close();
     }
+  });
+
+  it('connectClient: a client of its own that the server ends between statements is logged, and its next statement fails; the process goes on', async () => {
+    const warned: string[] = [];
+    const logger = { warn: (_: unknown, message: string) => warned.push(message) } as unknown as Logger;
+    const client = await connectClient(
+      testStack().databaseUrl,
+      { application_name: 'client-terminated' },
+      () => logger,
+    );
+    try {
+      const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      await terminate(pid);
+      for (let i = 0; i < 100 && warned.length === 0; i++) await sleep(20);
+      // The server's notice of the end (57P01), then the socket's end: each said, neither thrown.
+      expect(new Set(warned)).toEqual(
+        new Set(['the server closed a database connection between statements; its next statement fails']),
+      );
+      await expect(client.query('select 1')).rejects.toThrow();
+    } finally {
+      await client.end().catch(() => {});
+    }
+  });
+
+  it('connectClient: a server that cannot be reached is an error of the call, with nothing left open', async () => {
+    await expect(
+      connectClient('postgres://postgres@127.0.0.1:1/none', { connectionTimeoutMillis: 2000 }),
+    ).rejects.toThrow(/ECONNREFUSED|connect/);
   });
 });
