@@ -134,7 +134,7 @@ export class Projector {
       maxBytes: 16 * 1024 * 1024,
       // A fetch waits for 16 KiB or 20 ms. Under load the wait only lengthens the fold cycle, and each ms of it
       // becomes events the next fold writes before any is visible: at 64 KiB the webhook's 200-to-visible
-      // median was 52 ms, at 16 KiB 39 (bench:webhook, 64 connections). Under a light load the first byte
+      // median was 52-60 ms, at 16 KiB 39-50 (bench:webhook, 64 connections). Under a light load the first byte
       // would be quicker still but costs 1.8 times the CPU an event in fetches and folds (4 connections).
       minBytes: 16 * 1024,
       maxWaitTimeInMs: 20,
