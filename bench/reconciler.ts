@@ -7,7 +7,8 @@
  * (written to /dev/null). The reference is the pure checks alone (reconcileSwap) over ready-made inputs.
  * A warm-up of WARM_UP swaps goes through the same worker first, untimed: a first run after the stack
  * started measured the broker's JIT (Kafka at 136-164 µs a swap, against 38-64 warm), not the worker's
- * steady state.
+ * steady state. 2,000 swaps were not enough: the broker took 45-88 µs a swap in the timed drain that
+ * followed, 22-28 once a whole run had gone through it.
  */
 import os from 'node:os';
 import { writeFileSync } from 'node:fs';
@@ -28,7 +29,7 @@ import { foldAll, freshSchema } from './projector.ts';
 import { coresAllow, cpuPerItem, cpuReading, round, seconds, type Endpoints, type Figure } from './common.ts';
 
 /** Swaps judged and recorded before the timed drain (their queue rows then removed, as a fold of their verdicts would). */
-const WARM_UP = 2000;
+const WARM_UP = 20_000;
 
 /** Ready-made inputs that vary the reported amount and fees, so that every verdict's path is taken. */
 function inputs(n: number) {
