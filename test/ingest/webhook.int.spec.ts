@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type pg from 'pg';
 import { createPool } from '../../src/db/client.ts';
 import { migratePlatform } from '../../src/db/migrate.ts';
@@ -466,6 +466,11 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
       expect((await postStatus(server.url, warm, bodyOf(A.id), { 'x-api-key': A.key.key })).status).toBe(200);
       await Promise.all(ids.map(() => getText(`${server.url}/healthz`)));
       const before = { offsets: await endOffsets(stack.kafkaBrokers, log.topic), ...(await metrics()) };
+      // The warm-up's own line is in before the burst's are counted from here.
+      await vi.waitFor(() => expect(server.output()).toMatch(/produce request acknowledged/), {
+        timeout: 5000,
+      });
+      const logged = server.output().length;
       const results = await Promise.all(
         ids.map((id) => postStatus(server.url, id, bodyOf(A.id, 'exchanging'), { 'x-api-key': A.key.key })),
       );
@@ -476,11 +481,18 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
       expect(after.messages - before.messages).toBe(200);
       // Far fewer produce requests than webhooks: concurrent appends were gathered into shared sends.
       expect(requests).toBeLessThan(50);
-      const sizes = [...server.output().matchAll(/"messages":(\d+)[^\n]*produce request acknowledged/g)]
-        .map((m) => Number(m[1]))
-        .slice(-requests);
-      expect(sizes.reduce((a, b) => a + b, 0)).toBe(200);
-      console.log(`200 concurrent webhooks -> ${requests} produce requests, sizes ${sizes.join(' ')}`);
+      // The log lines of the burst's produce requests: they reach this process through a pipe, possibly after
+      // the last response, so they are awaited (a run read 197 when the last request's line was still in it).
+      const sizes = () =>
+        [
+          ...server
+            .output()
+            .slice(logged)
+            .matchAll(/"messages":(\d+)[^\n]*produce request acknowledged/g),
+        ].map((m) => Number(m[1]));
+      await vi.waitFor(() => expect(sizes()).toHaveLength(requests), { timeout: 5000, interval: 50 });
+      expect(sizes().reduce((a, b) => a + b, 0)).toBe(200);
+      console.log(`200 concurrent webhooks -> ${requests} produce requests, sizes ${sizes().join(' ')}`);
     } finally {
       expect(await server.stop()).toBe(0);
     }
