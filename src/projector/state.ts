@@ -39,11 +39,6 @@ export interface UndecodableMessage {
 /** What a dead letter's retry brings: the event to apply in its place, or why it still cannot be. */
 export type RetryInput = { event: SwapEvent } | { error: string };
 
-/**
- * The slice of projected state one batch may touch, loaded before the fold and written after it.
- * Each map holds the current row (or undefined when absent); `dirty` names the keys to write. Swap rows
- * (and their queue, verdict and postings) are keyed by swapKey(providerId, swapId).
- */
 /** A set of row keys for each table a batch upserts by key. */
 const keysOfUpsertedTables = () => ({
   swaps: new Set<string>(),
@@ -53,6 +48,11 @@ const keysOfUpsertedTables = () => ({
   reconciliations: new Set<string>(),
 });
 
+/**
+ * The slice of projected state one batch may touch, loaded before the fold and written after it.
+ * Each map holds the current row (or undefined when absent); `dirty` names the keys to write. Swap rows
+ * (and their queue, verdict and postings) are keyed by swapKey(providerId, swapId).
+ */
 export class WorkingSet {
   readonly swaps = new Map<string, SwapRow | undefined>();
   readonly requests = new Map<string, SwapRequestRow | undefined>();
