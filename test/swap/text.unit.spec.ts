@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { isPartnerText, partnerTextProblem, PRINTABLE_PATTERN } from '../../src/swap/text.ts';
+
+/** Issue 34 point 9: bidi controls and zero-width characters make a hash or an address render misleadingly. */
+describe('partner text bounds', () => {
+  const invisible = [
+    0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068,
+    0x2069, 0xfeff, 0x061c, 0x180e,
+  ];
+  // The pattern the webhook's and the gateway's JSON Schemas use (Ajv compiles it with the u flag).
+  const pattern = new RegExp(PRINTABLE_PATTERN, 'u');
+
+  it.each(invisible.map((c) => [c.toString(16).toUpperCase().padStart(4, '0'), c]))(
+    'refuses U+%s in a hash, in the function and in the schema pattern',
+    (hex, code) => {
+      const hash = `0xabc${String.fromCodePoint(code)}def`;
+      expect(partnerTextProblem(hash)).toBe(
+        `contains the invisible bidi or zero-width character U+${hex} at 5`,
+      );
+      expect(isPartnerText(hash)).toBe(false);
+      expect(pattern.test(hash)).toBe(false);
+    },
+  );
+
+  it('an override that makes one address look like another is refused', () => {
+    // Renders as "0x…1234" reversed after the override: not the address it shows.
+    const spoof = '0xb794f5ea0ba39494ce839613fffba74279579268\u202e4321';
+    expect(partnerTextProblem(spoof)).toMatch(/invisible bidi or zero-width character U\+202E at 42/);
+  });
+
+  it('still refuses control characters, and accepts printable text of any script', () => {
+    expect(partnerTextProblem('a\u0000b')).toBe('contains the unprintable character U+0000 at 1');
+    expect(partnerTextProblem('a\u009fb')).toBe('contains the unprintable character U+009F at 1');
+    expect(partnerTextProblem('x'.repeat(257))).toBe('longer than 256 characters');
+    for (const ok of [
+      'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+      'memo: ünïcödé 交易 🚀',
+      'عنوان', // right-to-left letters are text, not controls
+      '\u2065', // unassigned, next to the isolates
+      '\u2010-\u2027', // dashes and the like around the embeddings
+    ]) {
+      expect(partnerTextProblem(ok), ok).toBeUndefined();
+      expect(pattern.test(ok), ok).toBe(true);
+    }
+  });
+});
