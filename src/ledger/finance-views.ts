@@ -100,6 +100,8 @@ export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: st
     },
     {
       // Swaps whose latest verdict is MISMATCH, one row per check that did not pass (MISMATCH or UNVERIFIABLE).
+      // A NOT_APPLICABLE check (one that does not apply to the outcome) never counts and is never listed.
+      // Views are re-created by every `db migrate` (migrateFinanceViews) and promotion: this SQL is the migration.
       name: 'reconciliation_mismatches',
       sql: `select v.swap_id, v.provider_id, v.status, v.verdict, v.reconciled_at, c.ordinal as check_no,
         c.value->>'name' as check_name, c.value->>'verdict' as check_verdict, c.value->>'expected' as expected,
@@ -107,7 +109,7 @@ export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: st
         c.value->>'detail' as detail
         from ${finance}.reconciliation_verdicts v
         cross join lateral jsonb_array_elements(v.checks) with ordinality as c(value, ordinal)
-        where v.verdict = 'MISMATCH' and c.value->>'verdict' not in ('MATCHED', 'WITHIN_TOLERANCE')`,
+        where v.verdict = 'MISMATCH' and c.value->>'verdict' not in ('MATCHED', 'WITHIN_TOLERANCE', 'NOT_APPLICABLE')`,
     },
     {
       // Final swaps whose reported figures the journal does not (fully) carry, and why: nothing is guessed.

@@ -3,6 +3,16 @@ import { assertIdentifier } from '../db/client.ts';
 import { Decimal, formatDecimal } from '../money/decimal.ts';
 import { FINANCE_SCHEMA } from './finance-views.ts';
 import type { ReconciliationCheck } from '../events/types.ts';
+import { csvRow, type CsvCell } from './csv.ts';
+import {
+  clientQuery,
+  MISMATCH_COLUMNS,
+  mismatchCells,
+  readMismatches,
+  type MismatchRow,
+} from './mismatches.ts';
+
+export type { MismatchRow };
 
 /**
  * The finance report of a period: the reconciliation summary (verdict counts, mismatches with their failing
@@ -11,21 +21,6 @@ import type { ReconciliationCheck } from '../events/types.ts';
  * The period is [from, to): reconciliations by the time of their verdict, ledger figures by effective time,
  * as the journal stands now (corrections recorded later restate the period they are effective in).
  */
-
-/** One failing check of a swap whose current verdict is MISMATCH (finance.reconciliation_mismatches). */
-export interface MismatchRow {
-  swap_id: string;
-  provider_id: string;
-  status: string;
-  reconciled_at: string;
-  check_name: string;
-  check_verdict: string;
-  expected: string | null;
-  actual: string | null;
-  delta: string | null;
-  tolerance: string | null;
-  detail: string | null;
-}
 
 export interface ReportPeriod {
   /** Inclusive, ISO-8601 instant. */
@@ -126,19 +121,12 @@ export async function financeReport(
     bounds,
   );
 
-  const mismatchRows = await client.query<MismatchRow>(
-    `select swap_id, provider_id, status,
-            to_char(reconciled_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as reconciled_at, check_name, check_verdict, expected, actual, delta,
-            tolerance, detail
-       from ${finance}.reconciliation_mismatches
-      where reconciled_at >= $1 and reconciled_at < $2
-      order by 4, swap_id, check_no`,
-    bounds,
-  );
+  const mismatchRows = await readMismatches(clientQuery(client), finance, period);
+  // A swap is (provider, swapId): two partners may issue the same swapId, and their checks never merge.
   const mismatches: Mismatch[] = [];
-  for (const r of mismatchRows.rows) {
+  for (const r of mismatchRows) {
     let m = mismatches.at(-1);
-    if (!m || m.swapId !== r.swap_id) {
+    if (!m || m.swapId !== r.swap_id || m.providerId !== r.provider_id) {
       m = {
         swapId: r.swap_id,
         providerId: r.provider_id,
@@ -217,7 +205,7 @@ export async function financeReport(
 
 // ---- rendering ----
 
-type Cell = string | number | null;
+type Cell = CsvCell;
 interface Section {
   name: string;
   header: string[];
@@ -236,34 +224,24 @@ function sections(r: FinanceReport): Section[] {
     },
     {
       name: 'mismatches',
-      header: [
-        'swap_id',
-        'provider_id',
-        'status',
-        'reconciled_at',
-        'check',
-        'check_verdict',
-        'expected',
-        'actual',
-        'delta',
-        'tolerance',
-        'detail',
-      ],
+      header: [...MISMATCH_COLUMNS],
       right: [],
       rows: r.mismatches.flatMap((m) =>
-        m.checks.map((c) => [
-          m.swapId,
-          m.providerId,
-          m.status,
-          m.reconciledAt,
-          c.name,
-          c.verdict,
-          c.expected,
-          c.actual,
-          c.delta,
-          c.tolerance,
-          c.detail,
-        ]),
+        m.checks.map((c) =>
+          mismatchCells({
+            provider_id: m.providerId,
+            swap_id: m.swapId,
+            status: m.status,
+            reconciled_at: m.reconciledAt,
+            check_name: c.name,
+            check_verdict: c.verdict,
+            expected: c.expected,
+            actual: c.actual,
+            delta: c.delta,
+            tolerance: c.tolerance,
+            detail: c.detail,
+          }),
+        ),
       ),
     },
     {
@@ -304,7 +282,9 @@ export function formatReportTable(r: FinanceReport): string[] {
       out.push('  (none)');
       continue;
     }
-    const text = s.rows.map((row) => row.map((c) => (c === null ? '' : String(c).replace(/\s+/g, ' '))));
+    const text = s.rows.map((row) =>
+      row.map((c) => (c === null || c === undefined ? '' : String(c).replace(/\s+/g, ' '))),
+    );
     const widths = s.header.map((h, i) => Math.max(h.length, ...text.map((row) => row[i]!.length)));
     const line = (cells: string[]) =>
       '  ' +
@@ -317,22 +297,17 @@ export function formatReportTable(r: FinanceReport): string[] {
   return out;
 }
 
-function csvField(c: Cell): string {
-  if (c === null) return '';
-  const s = String(c);
-  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-}
-
 /**
- * CSV (RFC 4180 fields), one block per section separated by an empty line; each block's header starts with
- * the column `section`, and every row repeats the section's name, so a block can be filtered on its own.
+ * CSV, one block per section separated by an empty line; each block's header starts with the column
+ * `section`, and every row repeats the section's name, so a block can be filtered on its own. Every record
+ * goes through the finance exports' one writer (src/ledger/csv.ts: RFC 4180, formulas neutralised).
  */
 export function formatReportCsv(r: FinanceReport): string[] {
   const out: string[] = [];
-  out.push('section,from,to', ['period', r.period.from, r.period.to].map(csvField).join(','));
+  out.push(csvRow(['section', 'from', 'to']), csvRow(['period', r.period.from, r.period.to]));
   for (const s of sections(r)) {
-    out.push('', ['section', ...s.header].map(csvField).join(','));
-    for (const row of s.rows) out.push([s.name, ...row].map(csvField).join(','));
+    out.push('', csvRow(['section', ...s.header]));
+    for (const row of s.rows) out.push(csvRow([s.name, ...row]));
   }
   return out;
 }

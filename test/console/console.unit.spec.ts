@@ -3,7 +3,9 @@ import { ConsoleAuth, cookieValue } from '../../src/console/auth.ts';
 import { html, raw, swapHref } from '../../src/console/html.ts';
 import { parseInstant } from '../../src/console/pages/books.ts';
 import { mismatchesCsv, type MismatchRow } from '../../src/console/pages/reconciliation.ts';
-import { cleanFilters } from '../../src/console/pages/swaps.ts';
+import { cleanFilters, STATUSES, VERDICTS } from '../../src/console/pages/swaps.ts';
+import { checkCells } from '../../src/console/pages/swap.ts';
+import { CREATED_STATUS, INTERNAL_STATUSES } from '../../src/swap/status.ts';
 import { barChart } from '../../src/console/svg.ts';
 import { generateApiKey } from '../../src/providers/api-keys.ts';
 
@@ -37,6 +39,18 @@ describe('console inputs', () => {
     expect(cleanFilters({ pair: "BTC-ETH' or 1=1", age: '1y', status: ['FINISHED'] })).toEqual({});
   });
 
+  it('offers only the statuses a swap can have: CREATED and the internal ones', () => {
+    expect(STATUSES).toEqual(['CREATED', 'PENDING', 'ON_HOLD', 'UNKNOWN', 'EXPIRED', 'FINISHED', 'REFUNDED']);
+    expect(new Set(STATUSES)).toEqual(new Set([CREATED_STATUS, ...INTERNAL_STATUSES]));
+    expect(cleanFilters({ status: 'CREATED' })).toEqual({ status: 'CREATED' });
+    expect(cleanFilters({ status: 'PROCESSING' })).toEqual({});
+  });
+
+  it('the verdict filter knows NOT_APPLICABLE checks', () => {
+    expect(VERDICTS).toContain('NOT_APPLICABLE');
+    expect(cleanFilters({ verdict: 'NOT_APPLICABLE' })).toEqual({ verdict: 'NOT_APPLICABLE' });
+  });
+
   it('reads a books time as UTC, or with its zone, and refuses anything else', () => {
     expect(parseInstant('2026-11-01T12:30')).toBe('2026-11-01T12:30:00.000Z');
     expect(parseInstant('2026-11-01')).toBe('2026-11-01T00:00:00.000Z');
@@ -61,17 +75,43 @@ describe('mismatches CSV', () => {
     detail: 'short, "more" than\nallowed',
   };
 
-  it('writes one quoted RFC 4180 row per failing check, negative numbers as they are', () => {
+  it('writes one quoted RFC 4180 row per failing check; a negative figure is neutralised like any "-" cell', () => {
     const csv = mismatchesCsv([row]);
     expect(csv).toBe(
       'provider_id,swap_id,status,reconciled_at,check_name,check_verdict,expected,actual,delta,tolerance,detail\r\n' +
-        'p,s1,FINISHED,2026-11-23T10:27:14.000Z,amount.to_wallet,MISMATCH,0.148875,0.0746875,-0.0741875,0.0029775,' +
+        "p,s1,FINISHED,2026-11-23T10:27:14.000Z,amount.to_wallet,MISMATCH,0.148875,0.0746875,'-0.0741875,0.0029775," +
         '"short, ""more"" than\nallowed"\r\n',
     );
   });
 
-  it('defuses a cell a spreadsheet would run as a formula', () => {
+  it('defuses a cell a spreadsheet would run as a formula, one that starts like a number too', () => {
     expect(mismatchesCsv([{ ...row, detail: '=HYPERLINK("x")' }])).toContain(`,"'=HYPERLINK(""x"")"\r\n`);
+    // The guard this replaced let anything that starts like a number through.
+    expect(mismatchesCsv([{ ...row, swap_id: "-1+1+cmd|' /C calc'!A0" }])).toContain(
+      `\r\np,'-1+1+cmd|' /C calc'!A0,FINISHED,`,
+    );
+    const last = (detail: string) =>
+      mismatchesCsv([{ ...row, detail }])
+        .split(',')
+        .at(-1);
+    expect(last('+1+1')).toBe("'+1+1\r\n");
+    expect(last('@SUM(A1)')).toBe("'@SUM(A1)\r\n");
+    expect(last('\t=1')).toBe("'\t=1\r\n");
+    expect(last('\r=1')).toBe(`"'\r=1"\r\n`);
+  });
+});
+
+describe('reconciliation checks on the swap page', () => {
+  it('shows a NOT_APPLICABLE check greyed, with a neutral badge, never as a failure', () => {
+    const na = checkCells({ name: 'amount.partner_side', verdict: 'NOT_APPLICABLE', detail: 'refund' })
+      .map(String)
+      .join('');
+    expect(na).toContain('class="badge b-not_applicable"');
+    expect(na).not.toMatch(/b-mismatch|b-unverifiable/);
+    expect(na.match(/class="na"/g)).toHaveLength(7);
+    const failing = checkCells({ name: 'amount.to_wallet', verdict: 'MISMATCH' }).map(String).join('');
+    expect(failing).toContain('b-mismatch');
+    expect(failing).not.toContain('class="na"');
   });
 });
 

@@ -592,7 +592,7 @@ describe('finance ledger: journal, views, report (real Kafka, registry and Postg
       'verdicts,MISMATCH,1',
     ]);
     expect(rows).toContain(
-      `mismatches,h-co,${P},FINISHED,${D(3, 15)},amount.to_wallet,MISMATCH,0.25,0.2495,-0.0005,0,fixed: 0.0005 short of the signed amount`,
+      `mismatches,${P},h-co,FINISHED,${D(3, 15)},amount.to_wallet,MISMATCH,0.25,0.2495,'-0.0005,0,fixed: 0.0005 short of the signed amount`,
     );
 
     const table = await runCli(args, env);

@@ -68,7 +68,7 @@ describe('report: times', () => {
 });
 
 describe('report: rendering', () => {
-  it('CSV: one block per section, every row named by its section, fields quoted as RFC 4180 wants', () => {
+  it('CSV: one block per section, every row named by its section, fields quoted as RFC 4180 wants, the mismatch columns of the console', () => {
     expect(formatReportCsv(report)).toEqual([
       'section,from,to',
       'period,2026-11-01T00:00:00.000Z,2026-11-08T00:00:00.000Z',
@@ -77,8 +77,9 @@ describe('report: rendering', () => {
       'verdicts,MATCHED,12',
       'verdicts,MISMATCH,1',
       '',
-      'section,swap_id,provider_id,status,reconciled_at,check,check_verdict,expected,actual,delta,tolerance,detail',
-      'mismatches,sw-1,partner-a,FINISHED,2026-11-03T15:00:00.000Z,amount.to_wallet,MISMATCH,0.25,0.2495,-0.0005,0,"fixed: short, ""beyond"" the slippage, see\nnotes"',
+      'section,provider_id,swap_id,status,reconciled_at,check_name,check_verdict,expected,actual,delta,tolerance,detail',
+      // The negative delta is neutralised like any cell starting with "-" (src/ledger/csv.ts).
+      `mismatches,partner-a,sw-1,FINISHED,2026-11-03T15:00:00.000Z,amount.to_wallet,MISMATCH,0.25,0.2495,'-0.0005,0,"fixed: short, ""beyond"" the slippage, see\nnotes"`,
       '',
       'section,provider_id,currency,referral_revenue,swaps',
       'referral_revenue,partner-a,ETH,123456789012345678901.000000000000000001,3',

@@ -1,19 +1,22 @@
 import type { ConsoleDb } from '../db.ts';
 import { badge, html, swapLink, table, time, type Html } from '../html.ts';
 import { barChart, COLOURS } from '../svg.ts';
-import type { MismatchRow } from '../../ledger/report.ts';
+import { csvDocument } from '../../ledger/csv.ts';
+import {
+  MISMATCH_COLUMNS,
+  mismatchCells,
+  readMismatches,
+  type MismatchRow,
+} from '../../ledger/mismatches.ts';
 import { VERDICT_ORDER } from '../../reconciler/types.ts';
 
 export type { MismatchRow };
 
 const VERDICT_COLOURS = ['#13a36b', '#8fbf3f', '#e0a100', '#d64545'];
 
+/** The open mismatches, newest verdict first: the reader `swap-ledger report` uses too. */
 export function openMismatches(db: ConsoleDb): Promise<MismatchRow[]> {
-  return db.financeQuery<MismatchRow>(
-    `select swap_id, provider_id, status, reconciled_at, check_name, check_verdict, expected, actual, delta,
-       tolerance, detail
-     from ${db.finance}.reconciliation_mismatches order by reconciled_at desc, provider_id, swap_id, check_no`,
-  );
+  return readMismatches((sql, params) => db.financeQuery(sql, params), db.finance, { newestFirst: true });
 }
 
 /** Verdict counts per hour (UTC) of verdict time, over the last `hours`. */
@@ -95,31 +98,11 @@ export async function reconciliationLive(db: ConsoleDb): Promise<Html> {
     )}`;
 }
 
-// The mismatch row's fields in the console's CSV order; ledger/report.ts lists the same fields for its
-// own report layout (a column list, not a rule).
-const CSV_COLUMNS: (keyof MismatchRow)[] = [
-  'provider_id',
-  'swap_id',
-  'status',
-  'reconciled_at',
-  'check_name',
-  'check_verdict',
-  'expected',
-  'actual',
-  'delta',
-  'tolerance',
-  'detail',
-];
-
-/** RFC 4180 CSV; a cell starting with = + - @ is prefixed with ' so a spreadsheet never runs it. */
+/**
+ * /reconciliation/mismatches.csv: the mismatch columns (`check_name`, as the view and `report` name it)
+ * through the finance exports' one CSV writer (src/ledger/csv.ts: RFC 4180, CRLF, every cell neutralised
+ * against formulas).
+ */
 export function mismatchesCsv(rows: readonly MismatchRow[]): string {
-  const cell = (v: unknown) => {
-    let s = v === null || v === undefined ? '' : String(v);
-    if (/^[=+\-@]/.test(s) && !/^-?\d/.test(s)) s = `'${s}`;
-    return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-  };
-  return (
-    [CSV_COLUMNS.join(','), ...rows.map((r) => CSV_COLUMNS.map((c) => cell(r[c])).join(','))].join('\r\n') +
-    '\r\n'
-  );
+  return csvDocument([MISMATCH_COLUMNS, ...rows.map(mismatchCells)]);
 }
