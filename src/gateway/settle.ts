@@ -50,11 +50,15 @@ export async function outcomeFromOutbox(db: Db, requestId: string): Promise<Answ
     : failureAnswer(row.payload as SwapCreationFailed);
 }
 
-/** The outcome the projection folded for `requestId` (swap_requests, swaps and the journal), if any. */
+/**
+ * The outcome the projection folded for `requestId` (swap_requests, swaps and the journal), if any. The
+ * creation event is joined by (provider, swapId): two partners may issue the same swapId.
+ */
 export async function outcomeFromProjection(db: Db, requestId: string): Promise<Answer | undefined> {
   const created = await db.query<{ provider_id: string; swap_id: string; payload: SwapCreated }>(
     `select s.provider_id, s.swap_id, j.payload from swaps s
-     join event_journal j on j.swap_id = s.swap_id and j.event_type = 'SwapCreated' and j.outcome = 'applied'
+     join event_journal j on j.provider_id = s.provider_id and j.swap_id = s.swap_id
+       and j.event_type = 'SwapCreated' and j.outcome = 'applied'
      where s.request_id = $1 limit 1`,
     [requestId],
   );

@@ -1,5 +1,6 @@
 import type { ConsoleDb } from '../db.ts';
 import { Html, badge, html, table, time } from '../html.ts';
+import { NOT_APPLICABLE } from './swaps.ts';
 
 interface JournalRow {
   event_id: string;
@@ -16,7 +17,7 @@ interface JournalRow {
   aggregate_key: string;
 }
 
-interface Check {
+export interface Check {
   name?: string;
   verdict?: string;
   expected?: unknown;
@@ -36,6 +37,20 @@ interface Finding {
 
 const show = (v: unknown): string =>
   v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+
+/** A reconciliation check's row; a NOT_APPLICABLE one is neutral: every cell greyed, its badge grey. */
+export function checkCells(k: Check): Html[] {
+  const cells = [
+    html`<code>${k.name}</code>`,
+    badge(k.verdict),
+    html`${show(k.expected)}`,
+    html`${show(k.actual)}`,
+    html`${show(k.delta)}`,
+    html`${show(k.tolerance)}`,
+    html`${show(k.detail)}`,
+  ];
+  return k.verdict === NOT_APPLICABLE ? cells.map((c) => html`<span class="na">${c}</span>`) : cells;
+}
 
 /** Everything the platform knows of one swap, read by (providerId, swapId). Undefined: no such swap. */
 export async function swapLive(db: ConsoleDb, providerId: string, swapId: string): Promise<Html | undefined> {
@@ -91,6 +106,7 @@ export async function swapLive(db: ConsoleDb, providerId: string, swapId: string
         <h2>State</h2>
         <dl class="facts">
           ${fact('status', badge(swap.status as string))} ${fact('provider status', swap.provider_status)}
+          ${fact('status class', badge(swap.status_class as string | null))}
           ${fact('final', swap.final ? 'yes' : 'no')} ${fact('verdict', badge(r?.verdict))}
           ${fact('trade method', swap.trade_method)}
           ${fact('pair', `${swap.payload_currency_from as string} → ${swap.payload_currency_to as string} (partner ${swap.currency_from as string} → ${swap.currency_to as string})`)}
@@ -102,7 +118,9 @@ export async function swapLive(db: ConsoleDb, providerId: string, swapId: string
           ${fact('slippage', swap.slippage)} ${fact('payin address', swap.payin_address)}
           ${fact('payout address', swap.payout_address)} ${fact('refund address', swap.refund_address)}
           ${fact('payin hash', swap.payin_transaction_id)} ${fact('payout hash', swap.payout_transaction_id)}
+          ${fact('refund hash', swap.refund_transaction_id)}
           ${fact('created', time(swap.created_at as string))}
+          ${fact('closed at', time(swap.closed_at as string | null))}
           ${fact('final at', time(swap.final_at as string | null))}
           ${fact('corrected', swap.corrected ? 'yes' : 'no')} ${fact('version', swap.version)}
         </dl>
@@ -139,15 +157,7 @@ export async function swapLive(db: ConsoleDb, providerId: string, swapId: string
         r
           ? table(
               ['check', 'verdict', 'expected', 'actual', 'delta', 'tolerance', 'detail'],
-              r.checks.map((k) => [
-                html`<code>${k.name}</code>`,
-                badge(k.verdict),
-                show(k.expected),
-                show(k.actual),
-                show(k.delta),
-                show(k.tolerance),
-                show(k.detail),
-              ]),
+              r.checks.map(checkCells),
             )
           : html`<p class="muted">not reconciled yet</p>`
       }

@@ -1,8 +1,33 @@
 import type { ConsoleDb } from '../db.ts';
 import { badge, html, swapLink, table, time, type Html } from '../html.ts';
+import { CREATED_STATUS, INTERNAL_STATUSES } from '../../swap/status.ts';
 
-export const STATUSES = ['PENDING', 'ON_HOLD', 'PROCESSING', 'FINISHED', 'REFUNDED', 'EXPIRED', 'UNKNOWN'];
-export const VERDICTS = ['MATCHED', 'WITHIN_TOLERANCE', 'UNVERIFIABLE', 'MISMATCH', 'none'];
+/** Lifecycle order for the filter; any internal status not listed here comes after them. */
+const STATUS_ORDER = ['PENDING', 'ON_HOLD', 'UNKNOWN', 'EXPIRED', 'FINISHED', 'REFUNDED'];
+
+/**
+ * The statuses a projected swap can have: the fold's own CREATED (no report yet) and the internal statuses
+ * (src/swap/status.ts), and nothing else.
+ */
+export const STATUSES: readonly string[] = [
+  CREATED_STATUS,
+  ...STATUS_ORDER.filter((s) => (INTERNAL_STATUSES as readonly string[]).includes(s)),
+  ...INTERNAL_STATUSES.filter((s) => !STATUS_ORDER.includes(s)),
+];
+
+/** A check verdict that never is a swap's: the check does not apply to its outcome (never counted). */
+export const NOT_APPLICABLE = 'NOT_APPLICABLE';
+
+/**
+ * The verdict filter: a swap's current verdict, `none` (not reconciled yet), or NOT_APPLICABLE, which
+ * finds the swaps with at least one check that does not apply to their outcome (a swap's own verdict is
+ * never NOT_APPLICABLE: such checks never count).
+ */
+export const VERDICTS = ['MATCHED', 'WITHIN_TOLERANCE', 'UNVERIFIABLE', 'MISMATCH', 'none', NOT_APPLICABLE];
+const VERDICT_LABELS: Record<string, string> = {
+  none: 'none (not reconciled)',
+  [NOT_APPLICABLE]: 'has a NOT_APPLICABLE check',
+};
 export const AGES: Record<string, string> = {
   '1h': '1 hour',
   '24h': '1 day',
@@ -81,6 +106,11 @@ export async function findSwaps(db: ConsoleDb, f: SwapFilters, limit = 200): Pro
   }
   if (f.status) where.push(`s.status = ${p(f.status)}`);
   if (f.verdict === 'none') where.push('r.verdict is null');
+  else if (f.verdict === NOT_APPLICABLE)
+    where.push(
+      `jsonb_typeof(r.checks) = 'array' and exists (select 1 from jsonb_array_elements(r.checks) c
+         where c->>'verdict' = ${p(NOT_APPLICABLE)})`,
+    );
   else if (f.verdict) where.push(`r.verdict = ${p(f.verdict)}`);
   if (f.partner) where.push(`s.provider_id = ${p(f.partner)}`);
   if (f.pair) {
@@ -159,11 +189,20 @@ export async function swapsControls(db: ConsoleDb, f: SwapFilters): Promise<Html
       `select distinct payload_currency_from || '-' || payload_currency_to as pair from swaps order by 1`,
     ),
   ]);
-  const select = (name: string, label: string, values: readonly string[], current?: string) =>
+  const select = (
+    name: string,
+    label: string,
+    values: readonly string[],
+    current?: string,
+    labels: Record<string, string> = {},
+  ) =>
     html`<label
       >${label}<select name="${name}">
         <option value="">any</option>
-        ${values.map((v) => html`<option value="${v}" ${v === current ? html` selected` : ''}>${v}</option>`)}
+        ${values.map(
+          (v) =>
+            html`<option value="${v}" ${v === current ? html` selected` : ''}>${labels[v] ?? v}</option>`,
+        )}
       </select></label
     >`;
   return html`<form class="controls" method="get" action="/swaps">
@@ -174,7 +213,8 @@ export async function swapsControls(db: ConsoleDb, f: SwapFilters): Promise<Html
         value="${f.q ?? ''}"
         placeholder="provider/swapId, swapId, address or hash"
     /></label>
-    ${select('status', 'status', STATUSES, f.status)} ${select('verdict', 'verdict', VERDICTS, f.verdict)}
+    ${select('status', 'status', STATUSES, f.status)}
+    ${select('verdict', 'verdict', VERDICTS, f.verdict, VERDICT_LABELS)}
     ${select(
       'partner',
       'partner',
