@@ -189,9 +189,28 @@ describe('quote rules', () => {
     expect(
       what(quoteBodyProblems({ ...fixed, tradeMethod: 'float', quoteId: undefined }, 'float', '0.5')),
     ).toEqual([]);
-    expect(what(quoteBodyProblems({ ...fixed, tradeMethod: 'float' }, 'fixed', '0.5'))).toEqual([
-      'FAIL tradeMethod',
+  });
+
+  it('tradeMethod: required as fixed or float; another method than asked is a WARN (QuoteRequest has none)', () => {
+    // Issue 34 point 9: a float quote answered "fixed" failed quote.float, though the interface's
+    // QuoteRequest defines no tradeMethod; it is judged by the method it answered.
+    expect(what(quoteBodyProblems(fixed, 'float', '0.5'))).toEqual(['WARN tradeMethod']);
+    expect(quoteBodyProblems(fixed, 'float', '0.5')[0]!.expected).toMatch(
+      /QuoteRequest defines no tradeMethod/,
+    );
+    expect(
+      what(quoteBodyProblems({ ...fixed, tradeMethod: 'float', quoteId: undefined }, 'fixed', '0.5')),
+    ).toEqual(['WARN tradeMethod']);
+    // Answered fixed, it must carry its quoteId whatever was asked.
+    expect(what(quoteBodyProblems({ ...fixed, quoteId: undefined }, 'float', '0.5'))).toEqual([
+      'WARN tradeMethod',
+      'FAIL quoteId',
     ]);
+    // The response's own field is required by the interface.
+    for (const bad of [undefined, null, 'swap', 'FIXED', 1])
+      expect(what(quoteBodyProblems({ ...fixed, tradeMethod: bad }, 'fixed', '0.5')), String(bad)).toEqual([
+        'FAIL tradeMethod',
+      ]);
   });
 
   it('expiry: documented shape, other ISO shapes warn, validity at least the minimum', () => {

@@ -26,16 +26,32 @@ export function decimalProblem(
 
 const FEE_KEYS = ['providerFees', 'referralFees', 'payoutNetworkFees'] as const;
 
-/** QuoteResponse rules for the trade method asked (expiry is judged apart). */
+/**
+ * QuoteResponse rules (expiry is judged apart). Certification requires only what interface v2 defines: the
+ * response's `tradeMethod` is required and is `fixed` or `float`, and a fixed quote carries a `quoteId`. The
+ * interface's QuoteRequest has no `tradeMethod`, so the method the platform asked for (`asked`, sent as an
+ * extension) binds the partner to nothing: a quote that answers another method is a WARN, and it is judged
+ * by the method it answered.
+ */
 export function quoteBodyProblems(
   body: Record<string, unknown>,
-  tradeMethod: TradeMethod,
+  asked: TradeMethod,
   requestedAmount: string,
 ): Problem[] {
   const out: Problem[] = [];
-  if (body.tradeMethod !== tradeMethod)
-    out.push(fail('tradeMethod', show(tradeMethod), show(body.tradeMethod)));
-  if (tradeMethod === 'fixed' && (typeof body.quoteId !== 'string' || body.quoteId.trim() === ''))
+  const answered = body.tradeMethod;
+  if (answered !== 'fixed' && answered !== 'float')
+    out.push(fail('tradeMethod', '"fixed" or "float"', show(answered)));
+  else if (answered !== asked)
+    out.push(
+      warn(
+        'tradeMethod',
+        `${show(asked)} as asked (QuoteRequest defines no tradeMethod: not required)`,
+        show(answered),
+      ),
+    );
+  const method = answered === 'fixed' || answered === 'float' ? answered : asked;
+  if (method === 'fixed' && (typeof body.quoteId !== 'string' || body.quoteId.trim() === ''))
     out.push(fail('quoteId', 'a non-empty string on a fixed quote', show(body.quoteId)));
   for (const k of ['amountTo', ...FEE_KEYS]) {
     const p = decimalProblem(body, k);
