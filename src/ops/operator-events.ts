@@ -1,6 +1,7 @@
 import { newEvent, type EventOrigin } from '../events/keys.ts';
 import type { PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
 import { isDecimalText } from '../money/decimal.ts';
+import { INTERNAL_STATUSES, isInternalStatus } from '../swap/status.ts';
 
 /** Events an operator appends (source `ops`). Validation happens here, so bad input changes nothing. */
 
@@ -45,8 +46,11 @@ export function correctionEvent(input: CorrectionInput, now = new Date()): SwapE
   const reason = requireText('--reason', input.reason);
   let final: boolean | null = null;
   if (input.status !== undefined) {
-    if (!/^[A-Z_]{2,40}$/.test(input.status))
-      throw new OperatorInputError(`--status "${input.status}" is not an internal status`);
+    // Only an internal status (src/swap/status.ts): a partner's word or a typo would become the swap's status.
+    if (!isInternalStatus(input.status))
+      throw new OperatorInputError(
+        `--status "${input.status.slice(0, 40)}" is not an internal status (${INTERNAL_STATUSES.join(', ')})`,
+      );
     if (input.final !== 'true' && input.final !== 'false') {
       throw new OperatorInputError(
         '--status needs --final true|false: finality is decided by the operator, not guessed',

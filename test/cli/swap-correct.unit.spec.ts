@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { correctionFlagsProblem } from '../../src/cli/commands/swap.ts';
 import { main } from '../../src/cli/main.ts';
-import type { CliIo } from '../../src/cli/command.ts';
+import { UsageError, type CliIo } from '../../src/cli/command.ts';
+import { asUsage } from '../../src/cli/operator.ts';
+import { correctionEvent, OperatorInputError } from '../../src/ops/operator-events.ts';
 
 /** `swap correct` input bounds (issue 13 point 7): refused before any read or append. */
 describe('swap correct flags', () => {
@@ -49,5 +51,27 @@ describe('swap correct flags', () => {
     expect(err.join('\n')).toContain('--status "DONE" is not an internal status');
     expect(err.join('\n')).not.toContain('DATABASE_URL');
     expect(out).toEqual([]);
+  });
+});
+
+/** Issue 34 point 9: the event factory itself accepts only internal statuses, whoever calls it. */
+describe('correctionEvent', () => {
+  const base = { swapId: 's-1', providerId: 'p', by: 'ann', reason: 'statement 42', final: 'true' };
+
+  it.each(['DONE', 'CREATED', 'PROCESSING', 'finished', 'ANY_WORD'])('refuses --status %s', (status) => {
+    expect(() => correctionEvent({ ...base, status })).toThrow(OperatorInputError);
+    expect(() => correctionEvent({ ...base, status })).toThrow(
+      `--status "${status}" is not an internal status (FINISHED, EXPIRED, ON_HOLD, PENDING, REFUNDED, UNKNOWN)`,
+    );
+  });
+
+  it.each(['FINISHED', 'EXPIRED', 'ON_HOLD', 'PENDING', 'REFUNDED', 'UNKNOWN'])('accepts %s', (status) => {
+    expect(correctionEvent({ ...base, status }).payload).toMatchObject({ status, final: true });
+  });
+
+  it('an operator mistake in the factory is a usage error: exit 2', async () => {
+    await expect(asUsage(() => correctionEvent({ ...base, status: 'DONE' }))).rejects.toBeInstanceOf(
+      UsageError,
+    );
   });
 });
