@@ -312,7 +312,12 @@ export const configSpec = {
   POLL_CONFIRM_WINDOW_HOURS: {
     parse: int(1, 8760),
     default: 72,
-    doc: 'Swaps that became final by webhook within this window get their one confirming GET /status',
+    doc: 'Swaps that became final by webhook within this window start being confirmed by GET /status (how far back a poller looks for swaps it never confirmed)',
+  },
+  POLL_CONFIRM_DEADLINE_HOURS: {
+    parse: int(1, 8760),
+    default: 48,
+    doc: 'A swap made final by webhook is confirmed by GET /status (backoff 1 min doubling to 1 h) until the partner reports every figure, at most this long after it became final; then its missing figures are "never reported"',
   },
   POLL_CLOSED_GRACE_HOURS: {
     parse: int(0, 87_600),

@@ -11,7 +11,23 @@ import type { ProviderPartner } from '../providers/clients.ts';
 import { changesOf, pollReport, reportFingerprint, type PolledSwap } from './change.ts';
 import { PollSchedule } from './schedule.ts';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { confirmationCandidates, pollingSet, recordConfirmation, type ConfirmationOutcome } from './set.ts';
+import {
+  CONFIRM_BACKOFF,
+  CONFIRM_DEADLINE_HOURS,
+  confirmationDeadline,
+  judgeConfirmation,
+  missingFigures,
+  nextConfirmationAt,
+} from './confirm.ts';
+import {
+  confirmationCandidates,
+  pollingSet,
+  recordConfirmation,
+  reopenConfirmation,
+  type ConfirmCandidate,
+  type ConfirmationOutcome,
+  type ConfirmationRecord,
+} from './set.ts';
 
 export interface PollerMetrics {
   readonly registry: MetricsRegistry;
@@ -21,7 +37,10 @@ export interface PollerMetrics {
   /** Partner statuses the provider's mapping does not know: logged, counted, the swap stays in the set. */
   readonly unmappable: Counter;
   readonly rateLimited: Counter;
+  /** Confirming polls of swaps made final by webhook, by outcome (`deadline`: given up). */
   readonly confirmations: Counter;
+  /** Swaps whose confirming stopped at the deadline before a complete answer. */
+  readonly confirmationsAbandoned: Counter;
   /** Swaps in the polling set at the last tick. */
   readonly setSize: Gauge;
   /** Providers paused by a 420 (Retry-After) at the last tick. */
@@ -53,6 +72,11 @@ export function createPollerMetrics(registry = new MetricsRegistry()): PollerMet
       'Confirming polls of swaps made final by webhook, by outcome',
       ['provider', 'outcome'],
     ),
+    confirmationsAbandoned: registry.counter(
+      'swap_ledger_poller_confirmations_abandoned_total',
+      'Swaps made final by webhook whose confirming stopped at the deadline (POLL_CONFIRM_DEADLINE_HOURS) before GET /status reported every figure',
+      ['provider'],
+    ),
     setSize: registry.gauge(
       'swap_ledger_poller_polling_set_size',
       'Swaps in the polling set at the last tick',
@@ -67,13 +91,17 @@ export function createPollerMetrics(registry = new MetricsRegistry()): PollerMet
 /** Where the poller reads its sets and records confirmations (Postgres unless replaced, e.g. in tests). */
 export interface PollerStore {
   pollingSet(): Promise<PolledSwap[]>;
-  confirmationCandidates(): Promise<PolledSwap[]>;
-  recordConfirmation(c: {
+  /** Swaps owed a confirming poll at `nowMs` (the poller's clock). */
+  confirmationCandidates(nowMs: number): Promise<ConfirmCandidate[]>;
+  /** Records a confirming attempt if no other poller recorded it first (false: it did). */
+  recordConfirmation(c: ConfirmationRecord): Promise<boolean>;
+  /** Takes back an attempt whose StatusReported was not appended: due again at once. */
+  reopenConfirmation(c: {
     swapId: string;
     providerId: string;
-    outcome: ConfirmationOutcome;
-    detail?: string;
-    eventId?: string;
+    attempts: number;
+    detail: string;
+    at: number;
   }): Promise<void>;
 }
 
@@ -89,8 +117,9 @@ export function postgresPollerStore(
         ...(providerIds ? { providerIds } : {}),
         ...(closedGraceHours !== undefined ? { closedGraceHours } : {}),
       }),
-    confirmationCandidates: () => confirmationCandidates(pool, confirmWindowHours, providerIds),
+    confirmationCandidates: (nowMs) => confirmationCandidates(pool, confirmWindowHours, nowMs, providerIds),
     recordConfirmation: (c) => recordConfirmation(pool, c),
+    reopenConfirmation: (c) => reopenConfirmation(pool, c),
   };
 }
 
@@ -109,6 +138,14 @@ export interface PollerOptions {
   /** Per provider token bucket. */
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
   readonly backoff: { readonly baseMs: number; readonly maxMs: number };
+  /**
+   * Confirming polls: given up `deadlineMs` after the swap became final (default 48 h); asked again after
+   * `backoff` (default 1 min doubling to 1 h) while an answer is not a complete confirmation.
+   */
+  readonly confirm?: {
+    readonly deadlineMs?: number;
+    readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  };
   readonly now?: () => number;
 }
 
@@ -123,7 +160,15 @@ export interface TickReport {
 
 type Kind = 'poll' | 'confirm';
 type PollOutcome =
-  'appended' | 'unchanged' | 'awaiting_projection' | 'unmappable' | 'not_found' | 'rate_limited' | 'error';
+  | 'appended'
+  | 'unchanged'
+  | 'awaiting_projection'
+  | 'unmappable'
+  | 'not_found'
+  | 'rate_limited'
+  | 'error'
+  /** A confirming poll another poller recorded first: nothing appended. */
+  | 'taken';
 
 /**
  * The status poller. Each tick reads the polling set (swaps not final, and the gateway's created swaps
@@ -135,28 +180,44 @@ type PollOutcome =
  * its closed status (EXPIRED) is older than the grace window; closed swaps are polled CLOSED_POLL_SLOWDOWN
  * times less often.
  *
- * State kept in memory only (lost on restart, harmlessly): next poll times, backoffs, provider pauses,
- * the last report appended per swap.
+ * Confirming polls (a swap made final by webhook) keep their own schedule in platform.poll_confirmations,
+ * never the swap's regular one: the first is due at once; each answer that is not the swap's final status
+ * with every needed figure (confirm.ts) asks again after a backoff, up to the deadline, where the swap is
+ * given up with its missing figures (outcome `deadline`, logged at warn, counted). An attempt is recorded
+ * before its StatusReported is appended, conditionally (set.ts recordConfirmation), so two pollers of one
+ * provider never both append it.
+ *
+ * State kept in memory only (lost on restart, harmlessly): next poll times, backoffs (of confirming polls:
+ * after errors only), provider pauses, the last report appended per swap.
  */
 /** How much slower than the provider's interval a closed (reopenable) swap is polled. */
 export const CLOSED_POLL_SLOWDOWN = 10;
 
 const keyOf = (s: PolledSwap) => swapKey(s.providerId, s.swapId);
 
+type Work = { swap: PolledSwap; kind: 'poll' } | { swap: ConfirmCandidate; kind: 'confirm' };
+
 export class Poller {
   private readonly schedule: PollSchedule;
+  /** Backoff of confirming polls that got no answer (network or partner error); answers are scheduled in Postgres. */
+  private readonly confirmErrors: PollSchedule;
   private readonly limiter: RateLimiter;
   /** At most `concurrency` polls in flight per provider (p-limit: FIFO, a failed task frees its slot). */
   private readonly semaphores = new Map<string, LimitFunction>();
   private readonly pausedUntil = new Map<string, number>();
   private readonly lastAppended = new Map<string, { fingerprint: string; version: number | null }>();
   private ticking: Promise<TickReport> | undefined;
+  private readonly deadlineMs: number;
+  private readonly confirmBackoff: { readonly baseMs: number; readonly maxMs: number };
   readonly metrics: PollerMetrics;
 
   constructor(private readonly options: PollerOptions) {
     this.schedule = new PollSchedule(options.backoff);
+    this.confirmErrors = new PollSchedule(options.backoff);
     this.limiter = new RateLimiter(() => this.now());
     this.metrics = options.metrics ?? createPollerMetrics();
+    this.deadlineMs = options.confirm?.deadlineMs ?? CONFIRM_DEADLINE_HOURS * 3_600_000;
+    this.confirmBackoff = options.confirm?.backoff ?? CONFIRM_BACKOFF;
   }
 
   private now(): number {
@@ -176,16 +237,26 @@ export class Poller {
 
   private async runTick(): Promise<TickReport> {
     const { store, logger } = this.options;
-    const [open, confirms] = await Promise.all([store.pollingSet(), store.confirmationCandidates()]);
-    const work: { swap: PolledSwap; kind: Kind }[] = [
+    const [open, candidates] = await Promise.all([
+      store.pollingSet(),
+      store.confirmationCandidates(this.now()),
+    ]);
+    // Past its deadline a swap is given up without another poll (one never asked gets its one poll first).
+    const confirms: ConfirmCandidate[] = [];
+    for (const c of candidates) {
+      if (c.attempts > 0 && this.now() >= this.deadlineOf(c)) await this.abandon(c);
+      else confirms.push(c);
+    }
+    const work: Work[] = [
       ...confirms.map((swap) => ({ swap, kind: 'confirm' as const })),
       ...open.map((swap) => ({ swap, kind: 'poll' as const })),
     ];
+    this.schedule.retain(new Set(open.map(keyOf)));
+    this.confirmErrors.retain(new Set(confirms.map(keyOf)));
     const listed = new Set(work.map((w) => keyOf(w.swap)));
-    this.schedule.retain(listed);
     for (const id of this.lastAppended.keys()) if (!listed.has(id)) this.lastAppended.delete(id);
 
-    const byProvider = new Map<string, typeof work>();
+    const byProvider = new Map<string, Work[]>();
     for (const w of work) {
       const list = byProvider.get(w.swap.providerId) ?? [];
       list.push(w);
@@ -200,7 +271,13 @@ export class Poller {
         return undefined;
       });
       const now = this.now();
-      const due = items.filter((w) => this.schedule.due(keyOf(w.swap), now));
+      // A confirming poll is due by its own record (the store lists only those due), never by the swap's
+      // regular schedule: a swap polled a moment before its final webhook is confirmed at the next tick.
+      const due = items.filter((w) =>
+        w.kind === 'confirm'
+          ? this.confirmErrors.due(keyOf(w.swap), now)
+          : this.schedule.due(keyOf(w.swap), now),
+      );
       if (!partner || !partner.setup.enabled || (this.pausedUntil.get(providerId) ?? 0) > now) {
         deferred += due.length;
         continue;
@@ -214,9 +291,13 @@ export class Poller {
           deferred += due.length - i;
           break;
         }
-        const { swap, kind } = due[i]!;
-        kinds.push(kind);
-        tasks.push(semaphore(() => this.pollOne(partner, swap, kind)));
+        const w = due[i]!;
+        kinds.push(w.kind);
+        tasks.push(
+          semaphore(() =>
+            w.kind === 'confirm' ? this.confirmOne(partner, w.swap) : this.pollOne(partner, w.swap),
+          ),
+        );
       }
     }
     const outcomes = await Promise.all(tasks);
@@ -224,7 +305,11 @@ export class Poller {
       polled: outcomes.length,
       appended: outcomes.filter((o) => o === 'appended').length,
       confirmed: kinds.filter(
-        (k, i) => k === 'confirm' && outcomes[i] !== 'error' && outcomes[i] !== 'rate_limited',
+        (k, i) =>
+          k === 'confirm' &&
+          outcomes[i] !== 'error' &&
+          outcomes[i] !== 'rate_limited' &&
+          outcomes[i] !== 'taken',
       ).length,
       deferred,
       setSize: open.length,
@@ -245,7 +330,19 @@ export class Poller {
     return s;
   }
 
-  private async pollOne(partner: ProviderPartner, swap: PolledSwap, kind: Kind): Promise<PollOutcome> {
+  /** A 420: the whole provider waits (Retry-After, else one backoff step); the swap is not at fault. */
+  private rateLimited(provider: string, e: RateLimitedError): 'rate_limited' {
+    const wait = e.retryAfterMs ?? this.options.backoff.baseMs;
+    this.pausedUntil.set(provider, Math.max(this.pausedUntil.get(provider) ?? 0, this.now() + wait));
+    this.metrics.rateLimited.inc({ provider });
+    this.options.logger.warn(
+      { provider, retryAfterMs: wait },
+      'partner rate limited the poller; provider paused',
+    );
+    return 'rate_limited';
+  }
+
+  private async pollOne(partner: ProviderPartner, swap: PolledSwap): Promise<PollOutcome> {
     const { logger, metrics } = { logger: this.options.logger, metrics: this.metrics };
     const provider = swap.providerId;
     const key = keyOf(swap);
@@ -260,21 +357,13 @@ export class Poller {
     try {
       status = await partner.client.status(swap.swapId);
     } catch (e) {
-      if (e instanceof RateLimitedError) {
-        // The whole provider waits (Retry-After, else one backoff step); this swap is not at fault.
-        const wait = e.retryAfterMs ?? this.options.backoff.baseMs;
-        this.pausedUntil.set(provider, Math.max(this.pausedUntil.get(provider) ?? 0, this.now() + wait));
-        metrics.rateLimited.inc({ provider });
-        logger.warn({ provider, retryAfterMs: wait }, 'partner rate limited the poller; provider paused');
-        return count('rate_limited');
-      }
+      if (e instanceof RateLimitedError) return count(this.rateLimited(provider, e));
       const wait = this.schedule.failed(key, this.now(), interval);
       if (e instanceof SwapNotFoundError) {
         logger.warn(
           { provider, swapId: swap.swapId, retryInMs: wait },
           'partner does not know the swap (404)',
         );
-        if (kind === 'confirm') await this.confirmed(swap, 'not_found', 'GET /status answered 404');
         return count('not_found');
       }
       logger.warn(
@@ -292,19 +381,15 @@ export class Poller {
         { provider, swapId: swap.swapId, providerStatus: status.status.slice(0, 100), retryInMs: wait },
         'polled status is not in the provider mapping; nothing appended, the swap stays in the polling set',
       );
-      if (kind === 'confirm') await this.confirmed(swap, 'unmappable', status.status.slice(0, 100));
       return count('unmappable');
     }
     this.schedule.succeeded(key, this.now(), interval);
     const payload = pollReport(mapped, status);
     const changes = changesOf(swap, payload);
-    if (changes.length === 0) {
-      if (kind === 'confirm') await this.confirmed(swap, 'nothing_new');
-      return count('unchanged');
-    }
+    if (changes.length === 0) return count('unchanged');
     const fingerprint = reportFingerprint(payload);
     const memo = this.lastAppended.get(key);
-    if (kind === 'poll' && memo && memo.fingerprint === fingerprint && memo.version === swap.version) {
+    if (memo && memo.fingerprint === fingerprint && memo.version === swap.version) {
       return count('awaiting_projection'); // appended already; the projector has not folded it yet
     }
     const event = newEvent('StatusReported', new Date(this.now()), payload, {
@@ -326,26 +411,197 @@ export class Poller {
     this.lastAppended.set(key, { fingerprint, version: swap.version });
     metrics.appended.inc({ provider });
     logger.info(
-      { provider, swapId: swap.swapId, status: payload.status, final: payload.final, changes, kind },
+      { provider, swapId: swap.swapId, status: payload.status, final: payload.final, changes, kind: 'poll' },
       'poll reported a change',
     );
-    if (kind === 'confirm') await this.confirmed(swap, 'appended', changes.join(','), event.eventId);
     return count('appended');
   }
 
-  private async confirmed(
-    swap: PolledSwap,
+  private deadlineOf(swap: ConfirmCandidate): number {
+    return confirmationDeadline(swap.finalAt, this.deadlineMs);
+  }
+
+  /**
+   * One confirming GET /status. An answer that changes the swap (fills a figure, or contradicts it) is
+   * appended as today; whatever it is, it is recorded first, conditionally (false: another poller recorded
+   * this attempt, nothing is appended). Only the swap's final status with every needed figure ends the
+   * confirming; a stale, blank, partial or unknown answer, or a 404, asks again after the backoff.
+   */
+  private async confirmOne(partner: ProviderPartner, swap: ConfirmCandidate): Promise<PollOutcome> {
+    const { logger } = this.options;
+    const provider = swap.providerId;
+    const key = keyOf(swap);
+    const count = (outcome: PollOutcome) => {
+      this.metrics.polls.inc({ provider, outcome });
+      return outcome;
+    };
+    const unknown = { complete: false, missing: missingFigures(swap, swap.status) };
+    try {
+      let status: SwapStatus;
+      try {
+        status = await partner.client.status(swap.swapId);
+      } catch (e) {
+        if (e instanceof RateLimitedError) return count(this.rateLimited(provider, e));
+        if (e instanceof SwapNotFoundError) {
+          logger.warn(
+            { provider, swapId: swap.swapId, attempts: swap.attempts + 1 },
+            'partner does not know the swap it made final (404); confirming goes on',
+          );
+          const taken = await this.recordAttempt(swap, 'not_found', unknown, 'GET /status answered 404');
+          return count(taken ? 'not_found' : 'taken');
+        }
+        const wait = this.confirmErrors.failed(key, this.now(), 0);
+        logger.warn(
+          { provider, swapId: swap.swapId, retryInMs: wait, err: { message: (e as Error).message } },
+          'confirming poll failed',
+        );
+        return count('error');
+      }
+      this.confirmErrors.succeeded(key, this.now(), 0);
+
+      const mapped = mapStatus(partner.setup.statusMapping, status.status);
+      if (!mapped) {
+        this.metrics.unmappable.inc({ provider });
+        logger.warn(
+          { provider, swapId: swap.swapId, providerStatus: status.status.slice(0, 100) },
+          'confirming poll: status not in the provider mapping; nothing appended, confirming goes on',
+        );
+        const taken = await this.recordAttempt(swap, 'unmappable', unknown, status.status.slice(0, 100));
+        return count(taken ? 'unmappable' : 'taken');
+      }
+      const payload = pollReport(mapped, status);
+      const judged = judgeConfirmation(swap, payload);
+      const changes = changesOf(swap, payload);
+      if (changes.length === 0) {
+        const taken = judged.stale
+          ? await this.recordAttempt(swap, 'stale', judged, `GET /status says ${payload.status}`)
+          : await this.recordAttempt(swap, 'nothing_new', judged);
+        return count(taken ? 'unchanged' : 'taken');
+      }
+      const event = newEvent('StatusReported', new Date(this.now()), payload, {
+        providerId: provider,
+        swapId: swap.swapId,
+        source: 'poll',
+      });
+      if (!(await this.recordAttempt(swap, 'appended', judged, changes.join(','), event.eventId)))
+        return count('taken');
+      try {
+        await this.options.ensureKeyPublished?.(event.aggregateKey);
+        await this.options.appender.append(event);
+      } catch (e) {
+        const wait = this.confirmErrors.failed(key, this.now(), 0);
+        const message = (e as Error).message;
+        await this.options.store.reopenConfirmation({
+          swapId: swap.swapId,
+          providerId: provider,
+          attempts: swap.attempts + 1,
+          detail: `not appended: ${message}`,
+          at: this.now(),
+        });
+        logger.warn(
+          { provider, swapId: swap.swapId, retryInMs: wait, err: { message } },
+          'confirming poll result not appended',
+        );
+        return count('error');
+      }
+      this.metrics.appended.inc({ provider });
+      logger.info(
+        {
+          provider,
+          swapId: swap.swapId,
+          status: payload.status,
+          final: payload.final,
+          changes,
+          kind: 'confirm',
+          missing: judged.missing,
+        },
+        'poll reported a change',
+      );
+      return count('appended');
+    } catch (e) {
+      // The confirmation record (Postgres) failed: nothing was appended after it; the swap stays due.
+      const wait = this.confirmErrors.failed(key, this.now(), 0);
+      logger.warn(
+        { provider, swapId: swap.swapId, retryInMs: wait, err: { message: (e as Error).message } },
+        'confirming poll not recorded',
+      );
+      return count('error');
+    }
+  }
+
+  /** Records an answered confirming attempt (see set.ts recordConfirmation); false: another poller did. */
+  private async recordAttempt(
+    swap: ConfirmCandidate,
     outcome: ConfirmationOutcome,
+    judged: { readonly complete: boolean; readonly missing: readonly string[] },
     detail?: string,
     eventId?: string,
-  ): Promise<void> {
-    this.metrics.confirmations.inc({ provider: swap.providerId, outcome });
-    await this.options.store.recordConfirmation({
+  ): Promise<boolean> {
+    const at = this.now();
+    const attempts = swap.attempts + 1;
+    const taken = await this.options.store.recordConfirmation({
       swapId: swap.swapId,
       providerId: swap.providerId,
+      seenAttempts: swap.attempts,
       outcome,
+      state: judged.complete ? 'confirmed' : 'confirming',
+      nextDueAt: judged.complete
+        ? null
+        : nextConfirmationAt(at, attempts, this.deadlineOf(swap), this.confirmBackoff),
+      missing: judged.missing,
+      at,
       ...(detail !== undefined ? { detail } : {}),
       ...(eventId !== undefined ? { eventId } : {}),
     });
+    const log = { provider: swap.providerId, swapId: swap.swapId, outcome, attempts };
+    if (!taken) this.options.logger.debug(log, 'another poller recorded this confirming poll first');
+    else {
+      this.metrics.confirmations.inc({ provider: swap.providerId, outcome });
+      if (judged.complete) this.options.logger.info(log, 'swap confirmed: GET /status reported every figure');
+    }
+    return taken;
+  }
+
+  /**
+   * The deadline passed before a complete answer: confirming stops, the figures the outcome needs and no
+   * report gave are recorded as never reported (platform.confirmations_never_reported lists the swap).
+   */
+  private async abandon(swap: ConfirmCandidate): Promise<void> {
+    const { logger } = this.options;
+    const missing = missingFigures(swap, swap.status);
+    const provider = swap.providerId;
+    try {
+      const taken = await this.options.store.recordConfirmation({
+        swapId: swap.swapId,
+        providerId: provider,
+        seenAttempts: swap.attempts,
+        outcome: 'deadline',
+        state: 'abandoned',
+        nextDueAt: null,
+        missing,
+        at: this.now(),
+        detail: `no complete GET /status within ${this.deadlineMs / 3_600_000} h of the final status`,
+      });
+      if (!taken) return;
+    } catch (e) {
+      logger.warn(
+        { provider, swapId: swap.swapId, err: { message: (e as Error).message } },
+        'confirmation deadline not recorded',
+      );
+      return;
+    }
+    this.metrics.confirmations.inc({ provider, outcome: 'deadline' });
+    this.metrics.confirmationsAbandoned.inc({ provider });
+    logger.warn(
+      {
+        provider,
+        swapId: swap.swapId,
+        status: swap.status,
+        attempts: swap.attempts,
+        finalAt: swap.finalAt,
+        missing,
+      },
+      'confirming stopped at the deadline: GET /status never reported every figure; the missing ones are never reported',
+    );
   }
 }

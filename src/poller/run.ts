@@ -14,6 +14,7 @@ import { outboxKeyFlusher } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';
 import { openProviderPool } from '../providers/start.ts';
 import { checkCredentials } from '../providers/reads.ts';
+import { CONFIRM_DEADLINE_HOURS } from './confirm.ts';
 import { Poller, postgresPollerStore, type TickReport } from './poller.ts';
 
 export type PollerConfig = AppenderConfig &
@@ -33,7 +34,9 @@ export type PollerConfig = AppenderConfig &
     | 'POLL_BACKOFF_MAX_MS'
     | 'POLL_CONFIRM_WINDOW_HOURS'
     | 'CATALOG_SYNC_CRON'
-  >;
+  > &
+  /** Optional (default 48): configurations written before the key existed stay valid. */
+  Partial<Pick<Config, 'POLL_CONFIRM_DEADLINE_HOURS'>>;
 
 export interface RunningPoller {
   readonly poller: Poller;
@@ -109,6 +112,7 @@ export async function startPoller(
       concurrency: config.POLL_CONCURRENCY,
       rateLimit: { perSecond: config.POLL_RATE_PER_SECOND, burst: config.POLL_RATE_BURST },
       backoff: { baseMs: config.POLL_BACKOFF_BASE_MS, maxMs: config.POLL_BACKOFF_MAX_MS },
+      confirm: { deadlineMs: (config.POLL_CONFIRM_DEADLINE_HOURS ?? CONFIRM_DEADLINE_HOURS) * 3_600_000 },
       ...(extra.now ? { now: extra.now } : {}),
     });
     const catalogClients = new ProviderClients(pool, {

@@ -6,7 +6,7 @@ import { PartnerClient } from '../../src/partner/client.ts';
 import { startPartnerSimulator, type PartnerSimulator } from '../../src/partner/simulator/index.ts';
 import type { PolledSwap } from '../../src/poller/change.ts';
 import { Poller, type PollerStore } from '../../src/poller/poller.ts';
-import type { ConfirmationOutcome } from '../../src/poller/set.ts';
+import type { ConfirmCandidate, ConfirmationOutcome, ConfirmationRecord } from '../../src/poller/set.ts';
 import type { ProviderPartner } from '../../src/providers/clients.ts';
 import { swapKey } from '../../src/events/keys.ts';
 import { valueOf } from '../../src/observability/metrics.ts';
@@ -58,14 +58,71 @@ const row = (swapId: string, over: Partial<PolledSwap> = {}): PolledSwap => ({
   ...over,
 });
 
-function harness(
-  opts: { concurrency?: number; rate?: { perSecond: number; burst: number }; wrap?: boolean } = {},
-) {
-  const clock = { t: Date.parse('2026-11-01T12:00:00Z') };
-  const open: PolledSwap[] = [];
-  const confirms: PolledSwap[] = [];
+const T0 = Date.parse('2026-11-01T12:00:00Z');
+
+/** A swap made final by webhook at `finalAt` (default: the harness's start), as the projection shows it. */
+const finalRow = (
+  swapId: string,
+  over: Partial<PolledSwap> = {},
+  finalAt = new Date(T0).toISOString(),
+): ConfirmCandidate => ({
+  ...row(swapId, { status: 'FINISHED', statusClass: 'final', final: true, version: 3, ...over }),
+  finalAt,
+  attempts: 0,
+});
+
+type Recorded = ConfirmationRecord & { attempts: number };
+
+/**
+ * An in-memory PollerStore that keeps confirmations as platform.poll_confirmations does: listed when never
+ * recorded or still confirming and due; a record only if the attempts seen are still the row's.
+ */
+function memoryStore(open: PolledSwap[], confirms: ConfirmCandidate[]) {
+  const records = new Map<string, Recorded>();
   const confirmations: { swapId: string; outcome: ConfirmationOutcome }[] = [];
-  const appended: SwapEvent[] = [];
+  const store: PollerStore = {
+    pollingSet: async () => [...open],
+    confirmationCandidates: async (now) =>
+      confirms.flatMap((c) => {
+        const r = records.get(c.swapId);
+        if (!r) return [{ ...c, attempts: 0 }];
+        if (r.state !== 'confirming' || (r.nextDueAt !== null && r.nextDueAt > now)) return [];
+        return [{ ...c, attempts: r.attempts }];
+      }),
+    recordConfirmation: async (c) => {
+      const r = records.get(c.swapId);
+      if ((r?.attempts ?? 0) !== c.seenAttempts || (r && r.state !== 'confirming')) return false;
+      records.set(c.swapId, { ...c, attempts: c.seenAttempts + (c.outcome === 'deadline' ? 0 : 1) });
+      confirmations.push({ swapId: c.swapId, outcome: c.outcome });
+      return true;
+    },
+    reopenConfirmation: async (c) => {
+      const r = records.get(c.swapId);
+      if (r && r.attempts === c.attempts)
+        records.set(c.swapId, { ...r, state: 'confirming', outcome: 'error', nextDueAt: null });
+    },
+  };
+  return { store, records, confirmations };
+}
+
+function harness(
+  opts: {
+    concurrency?: number;
+    rate?: { perSecond: number; burst: number };
+    wrap?: boolean;
+    pollIntervalSeconds?: number;
+    deadlineMs?: number;
+    shared?: ReturnType<typeof memoryStore> & { open: PolledSwap[]; confirms: ConfirmCandidate[] };
+    appended?: SwapEvent[];
+    clock?: { t: number };
+  } = {},
+) {
+  const clock = opts.clock ?? { t: T0 };
+  const open: PolledSwap[] = opts.shared?.open ?? [];
+  const confirms: ConfirmCandidate[] = opts.shared?.confirms ?? [];
+  const memory = opts.shared ?? memoryStore(open, confirms);
+  const { store, records, confirmations } = memory;
+  const appended: SwapEvent[] = opts.appended ?? [];
   let inFlight = 0;
   let peak = 0;
   const counted = opts.wrap
@@ -90,14 +147,9 @@ function harness(
       currencies: {},
       statusMapping: buildStatusMapping({}),
       enabled: true,
-      pollIntervalSeconds: 1,
+      pollIntervalSeconds: opts.pollIntervalSeconds ?? 1,
       defaultSlippage: null,
     },
-  };
-  const store: PollerStore = {
-    pollingSet: async () => [...open],
-    confirmationCandidates: async () => [...confirms],
-    recordConfirmation: async (c) => void confirmations.push({ swapId: c.swapId, outcome: c.outcome }),
   };
   const poller = new Poller({
     store,
@@ -107,6 +159,7 @@ function harness(
     concurrency: opts.concurrency ?? 4,
     rateLimit: opts.rate ?? { perSecond: 1000, burst: 1000 },
     backoff: { baseMs: 5000, maxMs: 20_000 },
+    ...(opts.deadlineMs !== undefined ? { confirm: { deadlineMs: opts.deadlineMs } } : {}),
     now: () => clock.t,
   });
   return {
@@ -114,6 +167,8 @@ function harness(
     open,
     confirms,
     confirmations,
+    records,
+    memory: { ...memory, open, confirms },
     appended,
     clock,
     peak: () => peak,
@@ -229,17 +284,13 @@ describe('Poller', () => {
     expect(second.polled).toBe(1);
   });
 
-  it('confirms a swap made final by webhook once: fills what is missing and records it', async () => {
+  it('confirms a swap made final by webhook: fills what is missing; a complete answer ends the confirming', async () => {
     const h = harness();
     const id = await newSwap();
     const view = sim.advance(id, 'FINISHED', undefined, { notify: false });
     const r = view.report as Record<string, string>;
     h.confirms.push(
-      row(id, {
-        status: 'FINISHED',
-        statusClass: 'final',
-        final: true,
-        version: 3,
+      finalRow(id, {
         amountTo: r.amount!,
         providerFees: r.providerFees!,
         referralFees: r.referralFees!,
@@ -255,6 +306,17 @@ describe('Poller', () => {
       payoutNetworkFees: r.payoutNetworkFees,
     });
     expect(h.confirmations).toEqual([{ swapId: id, outcome: 'appended' }]);
+    expect(h.records.get(id)).toMatchObject({
+      state: 'confirmed',
+      nextDueAt: null,
+      missing: [],
+      attempts: 1,
+    });
+    // Confirmed: never asked again.
+    const calls = h.statusCalls();
+    h.advance(3 * 3_600_000);
+    await h.poller.tick();
+    expect(h.statusCalls()).toBe(calls);
   });
 
   it('confirms even when everything is known: a contradicted amount is appended, an agreeing poll is not', async () => {
@@ -262,29 +324,182 @@ describe('Poller', () => {
     const id = await newSwap();
     const r = sim.advance(id, 'FINISHED', undefined, { notify: false }).report as Record<string, string>;
     const known = {
-      status: 'FINISHED',
-      statusClass: 'final',
-      final: true,
-      version: 3,
       providerFees: r.providerFees!,
       referralFees: r.referralFees!,
       payoutNetworkFees: r.payoutNetworkFees!,
       payinTransactionId: r.payinTransactionId!,
       payoutTransactionId: r.payoutTransactionId!,
     };
-    h.confirms.push(row(id, { ...known, amountTo: r.amount! }));
+    h.confirms.push(finalRow(id, { ...known, amountTo: r.amount! }));
     await h.poller.tick();
     expect(h.appended).toEqual([]);
     expect(h.confirmations).toEqual([{ swapId: id, outcome: 'nothing_new' }]);
+    expect(h.records.get(id)?.state).toBe('confirmed');
 
     const other = await newSwap();
     const o = sim.advance(other, 'FINISHED', undefined, { notify: false }).report as Record<string, string>;
-    h.confirms.splice(0, 1, row(other, { ...known, ...pick(o), amountTo: '12345' }));
+    h.confirms.splice(0, 1, finalRow(other, { ...known, ...pick(o), amountTo: '12345' }));
     h.advance(1000);
     await h.poller.tick();
     expect(h.appended).toHaveLength(1);
     expect(h.appended[0]).toMatchObject({ swapId: other, payload: { status: 'FINISHED', amount: o.amount } });
     expect(h.confirmations).toContainEqual({ swapId: other, outcome: 'appended' });
+  });
+
+  it('a lagging GET /status (PENDING) is no confirmation: asked again after 1 min, confirmed by the complete answer', async () => {
+    const h = harness();
+    const id = await newSwap(); // GET /status says PENDING
+    h.confirms.push(finalRow(id, { amountTo: '0.5', payinTransactionId: 'in', payoutTransactionId: 'out' }));
+    await h.poller.tick();
+    expect(h.appended).toEqual([]);
+    expect(h.confirmations).toEqual([{ swapId: id, outcome: 'stale' }]);
+    expect(h.records.get(id)).toMatchObject({
+      state: 'confirming',
+      nextDueAt: T0 + 60_000,
+      missing: ['providerFees', 'referralFees', 'payoutNetworkFees'],
+    });
+    const calls = () => sim.calls('status').filter((c) => c.query.swapId === id).length;
+    h.advance(59_000);
+    await h.poller.tick();
+    expect(calls()).toBe(1);
+
+    const r = sim.advance(
+      id,
+      'FINISHED',
+      { amount: '0.5', payinTransactionId: 'in', payoutTransactionId: 'out' },
+      {
+        notify: false,
+      },
+    ).report as Record<string, string>;
+    h.advance(1000);
+    await h.poller.tick();
+    expect(calls()).toBe(2);
+    expect(h.appended).toHaveLength(1);
+    expect(h.appended[0]!.payload).toMatchObject({ payoutNetworkFees: r.payoutNetworkFees });
+    expect(h.records.get(id)).toMatchObject({ state: 'confirmed', attempts: 2, missing: [] });
+  });
+
+  it('a blank answer does not end the confirming; backoff doubles to 1 h', async () => {
+    const h = harness();
+    const id = await newSwap();
+    sim.advance(
+      id,
+      'FINISHED',
+      { payoutNetworkFees: '' as never, referralFees: '' as never },
+      { notify: false },
+    );
+    const r = sim.swap(id)!.report as Record<string, string>;
+    h.confirms.push(
+      finalRow(id, { amountTo: r.amount!, ...pick(r), referralFees: null, payoutNetworkFees: null }),
+    );
+    const waits: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      const before = h.clock.t;
+      await h.poller.tick();
+      const rec = h.records.get(id)!;
+      expect(rec).toMatchObject({ state: 'confirming', missing: ['referralFees', 'payoutNetworkFees'] });
+      waits.push(rec.nextDueAt! - before);
+      h.clock.t = rec.nextDueAt!;
+    }
+    expect(h.appended).toEqual([]);
+    expect(waits.map((w) => w / 60_000)).toEqual([1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    expect(h.confirmations.every((c) => c.outcome === 'nothing_new')).toBe(true);
+  });
+
+  it('an answer that fills some figures is appended and the confirming goes on while others are missing', async () => {
+    const h = harness();
+    const id = await newSwap();
+    sim.advance(id, 'FINISHED', { payoutNetworkFees: '' as never }, { notify: false });
+    const r = sim.swap(id)!.report as Record<string, string>;
+    h.confirms.push(
+      finalRow(id, { amountTo: r.amount!, ...pick(r), referralFees: null, payoutNetworkFees: null }),
+    );
+    await h.poller.tick();
+    expect(h.appended).toHaveLength(1);
+    expect(h.appended[0]!.payload).toMatchObject({ referralFees: r.referralFees });
+    expect(h.records.get(id)).toMatchObject({
+      state: 'confirming',
+      outcome: 'appended',
+      missing: ['payoutNetworkFees'],
+    });
+  });
+
+  it('the first confirming poll is due at once, though the swap was polled a moment before its final webhook', async () => {
+    const h = harness({ pollIntervalSeconds: 3600 });
+    const id = await newSwap();
+    h.open.push(row(id));
+    await h.poller.tick(); // its regular poll: PENDING; the next one an hour away
+    expect(h.appended).toHaveLength(1);
+    sim.advance(id, 'FINISHED', undefined, { notify: false });
+    // The webhook made it final: out of the polling set, owed a confirmation.
+    h.open.splice(0);
+    h.confirms.push(finalRow(id));
+    h.advance(1000);
+    await h.poller.tick();
+    expect(sim.calls('status').filter((c) => c.query.swapId === id)).toHaveLength(2);
+    expect(h.confirmations).toHaveLength(1);
+  });
+
+  it('past the deadline: given up without another call, the missing figures recorded, counted, logged', async () => {
+    const h = harness({ deadlineMs: 10 * 60_000 });
+    const id = await newSwap(); // PENDING for ever
+    h.confirms.push(finalRow(id, { amountTo: '0.5', providerFees: '0.1', payinTransactionId: 'in' }));
+    await h.poller.tick(); // at once
+    h.advance(60_000);
+    await h.poller.tick(); // after 1 min
+    h.advance(2 * 60_000);
+    await h.poller.tick(); // after 2 more
+    h.advance(4 * 60_000);
+    await h.poller.tick(); // 7 min after final: the next would be at 15, the deadline is at 10
+    expect(h.records.get(id)).toMatchObject({
+      state: 'confirming',
+      attempts: 4,
+      nextDueAt: T0 + 10 * 60_000,
+    });
+    const calls = h.statusCalls();
+    h.advance(3 * 60_000);
+    await h.poller.tick();
+    expect(h.statusCalls()).toBe(calls);
+    expect(h.records.get(id)).toMatchObject({
+      state: 'abandoned',
+      outcome: 'deadline',
+      attempts: 4,
+      missing: ['referralFees', 'payoutNetworkFees', 'payoutTransactionId'],
+    });
+    expect(await valueOf(h.poller.metrics.confirmationsAbandoned, { provider: 'sim' })).toBe(1);
+    expect(await valueOf(h.poller.metrics.confirmations, { provider: 'sim', outcome: 'deadline' })).toBe(1);
+    h.advance(3_600_000);
+    await h.poller.tick();
+    expect(h.statusCalls()).toBe(calls);
+    expect(await valueOf(h.poller.metrics.confirmationsAbandoned, { provider: 'sim' })).toBe(1);
+  });
+
+  it('a swap never asked before its deadline gets one confirming poll, then is given up', async () => {
+    const h = harness({ deadlineMs: 10 * 60_000 });
+    const id = await newSwap();
+    h.confirms.push(finalRow(id, { amountTo: '0.5' }));
+    h.advance(20 * 60_000);
+    await h.poller.tick();
+    expect(h.confirmations).toEqual([{ swapId: id, outcome: 'stale' }]);
+    await h.poller.tick();
+    expect(h.confirmations.at(-1)).toEqual({ swapId: id, outcome: 'deadline' });
+  });
+
+  it('two pollers of one provider: one records the attempt and appends, the other appends nothing', async () => {
+    const id = await newSwap();
+    sim.advance(id, 'FINISHED', undefined, { notify: false });
+    const appended: SwapEvent[] = [];
+    const open: PolledSwap[] = [];
+    const confirms = [finalRow(id)];
+    const shared = { ...memoryStore(open, confirms), open, confirms };
+    const clock = { t: T0 };
+    const a = harness({ shared, appended, clock });
+    const b = harness({ shared, appended, clock });
+    const [ra, rb] = await Promise.all([a.poller.tick(), b.poller.tick()]);
+    expect(ra.polled + rb.polled).toBe(2); // both asked (a read)
+    expect(appended).toHaveLength(1); // one appended
+    expect(shared.confirmations).toHaveLength(1);
+    expect(ra.confirmed + rb.confirmed).toBe(1);
   });
 });
 

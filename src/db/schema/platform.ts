@@ -269,21 +269,69 @@ export const outbox = platform.table(
 );
 
 /**
- * Confirming polls done: a swap that became final through a webhook gets exactly one GET /status (the
- * webhook carries no payout network fee); this row says it was done and what came of it.
+ * Confirming polls of swaps made final by a webhook (DESIGN "Status rules"): GET /status is asked, with
+ * backoff, until the partner reports the swap's final status with every figure its outcome needs, or until
+ * the deadline. One row per swap, written at the first answered confirming poll (the reconciler waits for
+ * it, platform.poll_confirmations existing, at most RECONCILER_CONFIRM_WAIT_MS) and updated by each later
+ * one, conditionally on `attempts` so that two pollers never both record (and append) one attempt.
  */
 export const pollConfirmations = platform.table(
   'poll_confirmations',
   {
     swapId: text('swap_id').notNull(),
     providerId: text('provider_id').notNull(),
-    /** appended | nothing_new | unmappable | not_found */
+    /** The last attempt's: appended | nothing_new | stale | unmappable | not_found | error | deadline */
     outcome: text('outcome').notNull(),
     detail: text('detail'),
+    /** The StatusReported the last appending attempt appended. */
     eventId: uuid('event_id'),
+    /** When the first confirming poll was answered. */
     confirmedAt: ts('confirmed_at').notNull().defaultNow(),
+    /** confirming (asked again at next_due_at) | confirmed (a complete answer) | abandoned (the deadline) */
+    state: text('state').notNull().default('confirming'),
+    /** Answered confirming polls (an error or a 420 is no answer). */
+    attempts: integer('attempts').notNull().default(1),
+    /** When a swap still confirming is asked again (poller clock); null: at once. */
+    nextDueAt: ts('next_due_at'),
+    /** The figures its outcome needs still unknown after the last attempt (names as in src/swap/report.ts). */
+    missing: text('missing')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
+    lastAttemptAt: ts('last_attempt_at').notNull().defaultNow(),
+    /** When it was confirmed or abandoned. */
+    endedAt: ts('ended_at'),
   },
-  (t) => [primaryKey({ columns: [t.swapId, t.providerId] })],
+  (t) => [
+    primaryKey({ columns: [t.swapId, t.providerId] }),
+    check('poll_confirmations_state_chk', sql`${t.state} in ('confirming', 'confirmed', 'abandoned')`),
+    check('poll_confirmations_ended_chk', sql`(${t.state} = 'confirming') = (${t.endedAt} is null)`),
+    index('poll_confirmations_due_idx')
+      .on(t.nextDueAt)
+      .where(sql`${t.state} = 'confirming'`),
+  ],
+);
+
+/**
+ * Swaps whose confirmation deadline passed with figures never reported (poll_confirmations abandoned with
+ * `missing` not empty): each missing figure is UNVERIFIABLE "never reported" and the swap an exception.
+ * Platform only (the projection's schema varies): join it to `swaps` by (provider_id, swap_id).
+ */
+export const confirmationsNeverReported = platform.view('confirmations_never_reported').as((qb) =>
+  qb
+    .select({
+      providerId: pollConfirmations.providerId,
+      swapId: pollConfirmations.swapId,
+      missing: pollConfirmations.missing,
+      attempts: pollConfirmations.attempts,
+      lastOutcome: sql<string>`${pollConfirmations.outcome}`.as('last_outcome'),
+      detail: pollConfirmations.detail,
+      firstConfirmedAt: sql<string>`${pollConfirmations.confirmedAt}`.as('first_confirmed_at'),
+      lastAttemptAt: pollConfirmations.lastAttemptAt,
+      abandonedAt: sql<string>`${pollConfirmations.endedAt}`.as('abandoned_at'),
+    })
+    .from(pollConfirmations)
+    .where(sql`${pollConfirmations.state} = 'abandoned' and cardinality(${pollConfirmations.missing}) > 0`),
 );
 
 /**
