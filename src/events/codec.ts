@@ -3,8 +3,46 @@ import avro from 'avsc';
 import { envelopeSchema, PAYLOAD_NAMESPACE } from './catalog.ts';
 import { EVENT_TYPES, type EventType, type SwapEvent } from './types.ts';
 import { UUID_PATTERN } from './ids.ts';
+import { instantProblem } from './time.ts';
+import { partnerTextProblem } from '../swap/text.ts';
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * Bounds of the envelope's ids, which go into every journal row whatever the fold decides (a rejected
+ * event's too): a value Postgres could not store there would fail the batch forever. The providerId is
+ * printable and at most 64 characters (the providers file's rule, with '-' for operator events of no
+ * provider). swapId and aggregateKey keep their U+0000 to the fold (which rejects the event and journals
+ * them visibly altered) but are bounded in length here, so the journal's indexes (at most ~2.7 kB a row)
+ * can always hold them.
+ */
+export const MAX_ENVELOPE_PROVIDER_ID = 64;
+export const MAX_ENVELOPE_SWAP_ID = 512;
+export const MAX_ENVELOPE_KEY = 600;
+
+/** Why an envelope's ids or times cannot go into a journal row, or undefined when they can. */
+export function envelopeProblem(raw: Record<string, unknown>): string | undefined {
+  const provider = raw.providerId;
+  if (typeof provider !== 'string' || provider === '') return 'providerId is empty';
+  const providerProblem = partnerTextProblem(provider, MAX_ENVELOPE_PROVIDER_ID);
+  if (providerProblem) return `providerId ${providerProblem}`;
+  if (typeof raw.swapId === 'string' && raw.swapId.length > MAX_ENVELOPE_SWAP_ID)
+    return `swapId is longer than ${MAX_ENVELOPE_SWAP_ID} characters`;
+  if (typeof raw.aggregateKey !== 'string' || raw.aggregateKey.length > MAX_ENVELOPE_KEY)
+    return `aggregateKey is not a text of at most ${MAX_ENVELOPE_KEY} characters`;
+  // The envelope's times go into every journal row: one Postgres could not store would halt the log.
+  // Read by the one strict rule (a real calendar date, an offset within Postgres's ±15:59): JS's Date.parse
+  // takes 2026-02-30 and +16:00, which Postgres refuses.
+  for (const field of ['occurredAt', 'recordedAt'] as const) {
+    const t = raw[field];
+    const shown = JSON.stringify(t)?.slice(0, 60);
+    if (typeof t !== 'string' || !ISO_TIME.test(t) || !Number.isFinite(Date.parse(t)))
+      return `${field} ${shown} is not an ISO-8601 time`;
+    const problem = instantProblem(t);
+    if (problem) return `${field} ${shown} is not a time Postgres stores: ${problem}`;
+  }
+  return undefined;
+}
 
 export class EventDecodeError extends Error {
   override name = 'EventDecodeError';
@@ -143,7 +181,14 @@ export class EventCodec {
         }
         throw e;
       }
-      resolver = writer.equals(this.readerType) ? 'same' : this.readerType.createResolver(writer);
+      try {
+        resolver = writer.equals(this.readerType) ? 'same' : this.readerType.createResolver(writer);
+      } catch (e) {
+        // The registry answered with a schema the envelope cannot read: the message's fault, for good.
+        throw new EventDecodeError(
+          `schema id ${schemaId} cannot be read as the current envelope: ${(e as Error).message}`,
+        );
+      }
       this.resolvers.set(schemaId, resolver);
     }
     let raw: Record<string, unknown>;
@@ -193,12 +238,9 @@ export class EventCodec {
     if (typeof raw.eventId !== 'string' || !UUID_PATTERN.test(raw.eventId)) {
       throw new EventDecodeError(`eventId ${String(raw.eventId)} is not a UUID`);
     }
-    // The envelope's times go into every journal row: one Postgres could not store would halt the log.
-    for (const field of ['occurredAt', 'recordedAt'] as const) {
-      const t = raw[field];
-      if (typeof t !== 'string' || !ISO_TIME.test(t) || !Number.isFinite(Date.parse(t)))
-        throw new EventDecodeError(`${field} ${JSON.stringify(t)?.slice(0, 60)} is not an ISO-8601 time`);
-    }
+    // An envelope no journal row could hold is undecodable: dead-lettered with its bytes, never folded.
+    const problem = envelopeProblem(raw);
+    if (problem) throw new EventDecodeError(problem);
     return { ...(raw as object), payload } as SwapEvent;
   }
 }

@@ -12,6 +12,7 @@ import {
   type RowKey,
 } from '../db/bulk.ts';
 import type { SwapEvent } from '../events/types.ts';
+import { EventDecodeError } from '../events/codec.ts';
 import { foldEvent, foldUndecodable, journalRow } from './fold.ts';
 import { loadWorkingSet, type BatchItem, type RetryDecoder } from './load.ts';
 import { swapKey } from '../events/keys.ts';
@@ -26,8 +27,11 @@ export type BatchResult =
       journal: JournalRow[];
       duplicates: number;
       nextOffset: bigint;
-      /** Events whose effects the database refused: journaled as rejected, the partition went on. */
-      refusedByDatabase: { eventId: string; reason: string }[];
+      /**
+       * Events journaled as rejected after their batch was redone event by event: the database refused
+       * their effects (`database`), or folding them threw (`fold_error`: a bug, with its stack for the log).
+       */
+      refusedByDatabase: Refusal[];
     }
   /** The checkpoint was not where this member expected: another member moved it. Nothing was written. */
   | { ok: false; storedNextOffset: bigint };
@@ -154,12 +158,47 @@ const renderFoldWrite = (w: FoldWrite): RenderedWrite | undefined =>
 const runFoldWrite = (client: pg.ClientBase, w: FoldWrite): Promise<void> =>
   w.kind === 'copy' ? copyRows(client, w.table, w.rows) : runWrite(client, renderFoldWrite(w));
 
+/** An event journaled as rejected after its batch was redone event by event, and why. */
+export interface Refusal {
+  eventId: string;
+  reason: string;
+  kind: 'database' | 'fold_error';
+  /** The JavaScript stack of a fold error (for the log; never journaled: it names code, not the event). */
+  stack?: string;
+}
+
 /**
- * Errors of one event's effects, not of the connection or the server: a value the database refuses (data
+ * A failure that is not the event's and may pass: the schema registry or the database not answering (a
+ * dead letter's retry could not be decoded for now). Never journaled: the batch is tried again, so the
+ * live run decides what a replay, with everything answering, decides.
+ */
+export class TransientError extends Error {
+  override name = 'TransientError';
+}
+
+/**
+ * A JavaScript error thrown while folding one event: a bug of the fold (deterministic: a replay meets it
+ * at the same event), journaled as rejected with kind `fold_error`, never as a refusal by the database.
+ */
+export class FoldError extends Error {
+  override name = 'FoldError';
+  constructor(
+    readonly eventId: string,
+    readonly original: unknown,
+  ) {
+    super(original instanceof Error ? `${original.name}: ${original.message}` : String(original));
+    if (original instanceof Error && original.stack) this.stack = original.stack;
+  }
+}
+
+/**
+ * Errors of one event, not of the connection or the server: a value the database refuses (data
  * exception 22xxx, integrity 23xxx, program limit 54xxx, a trigger's RAISE P0001) or a fold that throws.
  * Such an event is journaled as rejected and the partition goes on; any other error retries the batch.
  */
 export function isEventLevelError(e: unknown): boolean {
+  if (e instanceof TransientError) return false;
+  if (e instanceof FoldError) return true;
   const code = (e as { code?: unknown })?.code;
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return /^(22|23|54|P0|42804)/.test(code);
   // No SQLSTATE: a connection-level error (a socket, a timeout) is transient; a plain JS error is the fold's.
@@ -175,6 +214,30 @@ const describeError = (e: unknown) => {
   const err = e as { code?: string; message?: string; detail?: string };
   return `${err.code ? `${err.code} ` : ''}${String(err.message ?? e).slice(0, 400)}${err.detail ? ` (${err.detail.slice(0, 200)})` : ''}`;
 };
+
+/**
+ * What an event-level error says about its event: a SQLSTATE is the database's refusal; anything else
+ * (a FoldError, or a JavaScript error of the batch's load or writes) is a bug of the projector, said as
+ * such (kind `fold_error`), never as "the database refused".
+ */
+function refusalOf(eventId: string, err: unknown): Refusal {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code))
+    return {
+      eventId,
+      kind: 'database',
+      reason: `the database refused the event's effects: ${describeError(err)}`,
+    };
+  const e = err instanceof FoldError ? err : new FoldError(eventId, err);
+  const where =
+    err instanceof FoldError ? 'the fold failed on the event' : 'the projector failed on the event';
+  return {
+    eventId,
+    kind: 'fold_error',
+    reason: `${where} (a bug, not a refusal by the database): ${e.message.slice(0, 400)}`,
+    ...(e.stack ? { stack: e.stack } : {}),
+  };
+}
 
 type Hooks = { beforeCommit?: () => void | Promise<void>; midBatch?: () => void | Promise<void> };
 
@@ -210,12 +273,29 @@ async function foldRuns(
   midBatch?: () => void | Promise<void>,
   options: FoldOptions = {},
 ): Promise<{ journal: JournalRow[]; duplicates: number }[]> {
+  // A dead letter's retry that cannot be decoded because the registry does not answer must not be
+  // journaled as "still cannot be applied" (a replay, with the registry up, would apply it): noted here,
+  // it fails the batch as transient, and the batch is tried again.
+  let transient: unknown;
+  const decoder: RetryDecoder | undefined = retry && {
+    parseReplacement: (json) => retry.parseReplacement(json),
+    decode: (bytes) =>
+      retry.decode(bytes).catch((e: unknown) => {
+        if (!(e instanceof EventDecodeError)) transient ??= e;
+        throw e;
+      }),
+  };
   const ws = await loadWorkingSet(
     client,
     runs.length === 1 ? runs[0]! : runs.flat(),
-    retry,
+    decoder,
     options.unseen ?? false,
   );
+  if (transient !== undefined)
+    throw new TransientError(
+      `a dead letter's retry could not be decoded for now (the batch is tried again): ${describeError(transient)}`,
+      { cause: transient },
+    );
   // Live, the journal (the batch's largest write) is loaded by Postgres while the fold goes on: its rows
   // are streamed as they are folded, with a turn of the event loop every FOLD_CHUNK events to send them,
   // and the other writes are rendered while Postgres finishes it. A rebuild (streamJournal: false) writes
@@ -238,7 +318,12 @@ async function foldRuns(
           foldUndecodable(ws, item.undecodable);
           continue;
         }
-        const row = foldEvent(ws, item.event, item.position);
+        let row: JournalRow | undefined;
+        try {
+          row = foldEvent(ws, item.event, item.position);
+        } catch (e) {
+          throw new FoldError(item.event.eventId, e);
+        }
         if (row) {
           journal.push(row);
           journalCopy?.push(row);
@@ -309,7 +394,7 @@ export async function projectBatch(
       return { ok: false, storedNextOffset: await readCheckpoint(client, topic, partition) };
     }
     let folded: { journal: JournalRow[]; duplicates: number };
-    const refusedByDatabase: { eventId: string; reason: string }[] = [];
+    const refusedByDatabase: Refusal[] = [];
     try {
       folded = (await foldRuns(client, [items], retry, hooks.midBatch, options))[0]!;
     } catch (e) {
@@ -333,11 +418,11 @@ export async function projectBatch(
         } catch (err) {
           if (!isEventLevelError(err) || !('event' in item)) throw err;
           await client.query('rollback to savepoint one_event');
-          const reason = `the database refused the event's effects: ${describeError(err)}`;
-          const row = journalRow(item.event, item.position, { outcome: 'rejected', reason });
+          const refusal = refusalOf(item.event.eventId, err);
+          const row = journalRow(item.event, item.position, { outcome: 'rejected', reason: refusal.reason });
           await copyRows(client, eventJournal, [row]);
           folded.journal.push(row);
-          refusedByDatabase.push({ eventId: item.event.eventId, reason });
+          refusedByDatabase.push(refusal);
         }
       }
     }

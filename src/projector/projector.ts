@@ -9,6 +9,7 @@ import {
   type BatchItem,
   type BatchResult,
   type PartitionRun,
+  type Refusal,
   type RetryDecoder,
 } from './batch.ts';
 import { GroupCommit } from './group-commit.ts';
@@ -253,9 +254,12 @@ export class Projector {
     }
   }
 
-  /** Every event the fold did not apply is said at warn (error when the database refused it). */
-  private reportRefusals(journal: readonly JournalRow[], refused: readonly { eventId: string }[]): void {
-    const byDatabase = new Set(refused.map((r) => r.eventId));
+  /**
+   * Every event the fold did not apply is said at warn; at error when the database refused it, or when
+   * folding it threw (a bug of the fold: with its stack).
+   */
+  private reportRefusals(journal: readonly JournalRow[], refused: readonly Refusal[]): void {
+    const byDatabase = new Map(refused.map((r) => [r.eventId, r]));
     for (const row of journal) {
       if (row.outcome !== 'rejected' && row.outcome !== 'contradicted') continue;
       const fields = {
@@ -267,9 +271,15 @@ export class Projector {
         offset: row.offset.toString(),
         reason: row.reason,
       };
-      if (byDatabase.has(row.eventId))
+      const refusal = byDatabase.get(row.eventId);
+      if (refusal?.kind === 'fold_error')
         this.options.logger.error(
-          fields,
+          { ...fields, kind: refusal.kind, stack: refusal.stack },
+          'event rejected: folding it failed (a bug of the fold, not the database); partition goes on',
+        );
+      else if (refusal)
+        this.options.logger.error(
+          { ...fields, kind: refusal.kind },
           'event rejected: the database refused its effects; partition goes on',
         );
       else if (row.outcome === 'contradicted')

@@ -27,6 +27,7 @@ export const contradicted = (changes: Changes, reason: string): Verdict => ({
 export const REJECTION_KINDS = [
   'input_bounds',
   'database',
+  'fold_error',
   'unknown_swap',
   'duplicate',
   'not_final',
@@ -40,6 +41,7 @@ export type RejectionKind = (typeof REJECTION_KINDS)[number];
 const KIND_OF: readonly [RegExp, RejectionKind][] = [
   [/^refused by the fold's input bounds/, 'input_bounds'],
   [/^the database refused/, 'database'],
+  [/^the (fold|projector) failed on the event/, 'fold_error'],
   [/^unknown swap |carries no swapId/, 'unknown_swap'],
   [/was already (created|recorded)/, 'duplicate'],
   [/^ingest saw the swap final/, 'not_final'],

@@ -40,6 +40,12 @@ describe('rejectionKind', () => {
 
   it('classifies the database refusal and anything unknown', () => {
     expect(rejectionKind(`the database refused the event's effects: 22007 invalid input`)).toBe('database');
+    expect(
+      rejectionKind('the fold failed on the event (a bug, not a refusal by the database): TypeError: x'),
+    ).toBe('fold_error');
+    expect(rejectionKind('the projector failed on the event (a bug, not a refusal by the database): x')).toBe(
+      'fold_error',
+    );
     expect(rejectionKind('something new')).toBe('other');
     expect(rejectionKind(null)).toBe('other');
   });
