@@ -94,6 +94,8 @@ export const POLICY_KEYS = [
   'RECONCILE_SUM_FEE_FAVOUR_TOLERANCE_RELATIVE',
   'RECONCILE_SUM_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
   'RECONCILE_SUM_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
+  'RECONCILE_QUOTE_FIXED_BAND',
+  'RECONCILE_QUOTE_FLOAT_BAND',
 ] as const;
 
 /** Plain decimal text here; parseReconciliationPolicy checks bounds. Empty: not set. */

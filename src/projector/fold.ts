@@ -85,7 +85,11 @@ const release = (ws: WorkingSet, event: SwapEvent, position: Position) =>
 export function foldEvent(ws: WorkingSet, event: SwapEvent, position: Position): JournalRow | undefined {
   if (ws.seenEventIds.has(event.eventId)) return undefined;
   ws.seenEventIds.add(event.eventId);
-  return journalRow(event, position, dispatch(ws, event, position));
+  const verdict = dispatch(ws, event, position);
+  // A verdict may be based on an event that changed the swap: where it stands in the log orders verdicts.
+  if (verdict.outcome === 'applied' || verdict.outcome === 'contradicted')
+    ws.offsets.set(event.eventId, position.offset);
+  return journalRow(event, position, verdict);
 }
 
 /** Rebuilds the event a journal row recorded (held events are released from their journal rows). */

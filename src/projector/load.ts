@@ -31,6 +31,8 @@ const { swaps, swapRequests, quotes, reconciliationQueue, reconciliations, deadL
  * dead letter being resolved, its row, what its retry brings and the events held behind it (decoding is
  * I/O, so it happens here, before the pure fold).
  */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export async function loadWorkingSet(
   client: pg.ClientBase,
   items: readonly BatchItem[],
@@ -171,6 +173,19 @@ export async function loadWorkingSet(
   // The ledger postings of the batch's swaps: a completion or a correction builds on those in force.
   const postingRows = await readRows<typeof ledgerPostings.$inferSelect>(client, ledgerPostings, SWAP, ids);
   for (const r of seen.rows) ws.seenEventIds.add(r.event_id);
+  // Where the batch's verdicts' events stand in the log (a primary-key probe each; few batches carry any).
+  const basedOn = touched.flatMap((e) =>
+    e.eventType === 'SwapReconciled' && !inadmissible(e) && UUID.test(e.payload.basedOnEventId)
+      ? [e.payload.basedOnEventId]
+      : [],
+  );
+  if (basedOn.length > 0) {
+    const at = await client.query<{ event_id: string; offset: string }>(
+      'select event_id, "offset" from event_journal where event_id = any($1::uuid[])',
+      [basedOn],
+    );
+    for (const r of at.rows) ws.offsets.set(r.event_id, BigInt(r.offset));
+  }
   const keep = <T>(map: Map<string, T>, stored: Set<string>, key: string, row: T) => {
     map.set(key, row);
     stored.add(key);

@@ -82,4 +82,9 @@ export class WorkingSet {
   readonly dirty = { deadLetters: new Set<string>(), ...keysOfUpsertedTables() };
   /** Event ids already journaled (earlier batches) or folded in this batch. */
   readonly seenEventIds = new Set<string>();
+  /**
+   * Log offsets of the events the batch's verdicts are based on (loaded) and of every event folded in this
+   * batch: a verdict based on an older event than the current one's goes to the history only.
+   */
+  readonly offsets = new Map<string, bigint>();
 }

@@ -2,7 +2,7 @@ import type { PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
 import { swapKey } from '../events/keys.ts';
 import { ledgerPostings, type PostingCause } from '../ledger/postings.ts';
 import { Decimal, isDecimalText } from '../money/decimal.ts';
-import { reportDifferences, type ReportConflict } from '../swap/report.ts';
+import { knownValue, reportClass, reportDifferences, type ReportConflict } from '../swap/report.ts';
 import { CREATED_STATUS, statusClassOf } from '../swap/status.ts';
 import type { Changes, SwapRow, WorkingSet } from './state.ts';
 import { applied, contradicted, noop, rejected, type Verdict } from './verdict.ts';
@@ -107,7 +107,9 @@ export function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusRep
 
   if (d.kind === 'final') {
     if (d.stale)
-      return noop(`an open status (${p.status}) after the final status ${swap.status}: out of date, ignored`);
+      return noop(
+        `an ${reportClass(p)} status (${p.status}) after the final status ${swap.status}: out of date, ignored`,
+      );
     const filled = Object.keys(d.fills).length > 0;
     if (!filled && d.conflicts.length === 0)
       return noop(`swap is final (${swap.status}); nothing new reported`);
@@ -128,8 +130,11 @@ export function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusRep
     );
   }
 
+  const extra = knownValue(p.extraFees);
+  if (extra !== null && !sameMoney(swap.extraFees, extra)) d.changes.extraFees = [swap.extraFees, extra];
   if (Object.keys(d.changes).length === 0)
     return noop(`status ${p.status} and every reported value already known`);
+  if (extra !== null) swap.extraFees = extra;
   swap.status = p.status;
   swap.providerStatus = p.providerStatus;
   for (const [field, [, after]] of Object.entries(d.changes))
@@ -142,7 +147,10 @@ export function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusRep
     swap.finalAt = event.occurredAt;
   }
   if (d.becomes === 'closed' && entering) swap.closedAt = event.occurredAt;
-  if (entering && d.becomes !== 'open') queueForReconciliation(ws, event, swap, d.becomes);
+  // Entering closed or final queues a verdict; so does any change of a closed swap's figures or hashes (a
+  // deposit reported on an EXPIRED swap is money moved: it must be judged, not wait for another status).
+  if (d.becomes === 'final' && entering) queueForReconciliation(ws, event, swap, 'final');
+  if (d.becomes === 'closed') queueForReconciliation(ws, event, swap, entering ? 'closed' : 'closed changed');
   touch(ws, swap, event);
   post(ws, event, 'report', before, swap);
   return applied(d.changes);
@@ -221,6 +229,7 @@ export function foldSwapCreated(ws: WorkingSet, event: SwapEventOf<'SwapCreated'
     payinTransactionId: null,
     payoutTransactionId: null,
     refundTransactionId: null,
+    extraFees: null,
     corrected: false,
     lastCorrectionEventId: null,
     version: 0,
@@ -273,7 +282,11 @@ export function foldSwapCorrected(ws: WorkingSet, event: SwapEventOf<'SwapCorrec
   return applied(changes, `corrected by ${p.operator}: ${p.reason}`);
 }
 
-/** A verdict: the latest per swap, and every one in the history. */
+/**
+ * A verdict: every one goes to the history; the current one per swap is the one based on the newest event
+ * (its log offset). A verdict based on an older event than the current one's, folded later (two reconcilers,
+ * two lanes), goes to the history only.
+ */
 export function foldSwapReconciled(ws: WorkingSet, event: SwapEventOf<'SwapReconciled'>): Verdict {
   const found = ownedSwap(ws, event);
   if (typeof found === 'string') return rejected(found);
@@ -281,22 +294,39 @@ export function foldSwapReconciled(ws: WorkingSet, event: SwapEventOf<'SwapRecon
   const key = keyOf(swap);
   const p: PayloadByType['SwapReconciled'] = event.payload;
   const before = ws.reconciliations.get(key);
+  const basedOnOffset = ws.offsets.get(p.basedOnEventId) ?? null;
   const row = {
     providerId: swap.providerId,
     swapId: swap.swapId,
     eventId: event.eventId,
     basedOnEventId: p.basedOnEventId,
+    basedOnOffset,
     verdict: p.verdict,
     checks: p.checks,
     reconciledAt: event.occurredAt,
   };
-  ws.reconciliations.set(key, row);
-  ws.dirty.reconciliations.add(key);
-  ws.newVerdicts.push(row);
+  ws.newVerdicts.push({
+    eventId: row.eventId,
+    providerId: row.providerId,
+    swapId: row.swapId,
+    basedOnEventId: row.basedOnEventId,
+    verdict: row.verdict,
+    checks: row.checks,
+    reconciledAt: row.reconciledAt,
+  });
   // The queue entry is done only if no newer event queued the swap meanwhile.
   if (ws.queue.get(key)?.queuedByEventId === p.basedOnEventId) {
     ws.queue.set(key, undefined);
     ws.dirty.queue.add(key);
   }
+  const older =
+    before?.basedOnOffset != null && basedOnOffset !== null && basedOnOffset < before.basedOnOffset;
+  if (older)
+    return applied(
+      {},
+      `based on an older event (offset ${basedOnOffset}) than the current verdict's (offset ${before.basedOnOffset}): history only`,
+    );
+  ws.reconciliations.set(key, row);
+  ws.dirty.reconciliations.add(key);
   return applied({ verdict: [before?.verdict ?? null, p.verdict] });
 }

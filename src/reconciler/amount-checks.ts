@@ -7,11 +7,13 @@ import {
   check,
   destinationUnit,
   exactly,
+  MONEY_ON_EXPIRED,
   readMoney,
   reasonOf,
   shown,
   text,
-  type StatusClass,
+  type Outcome,
+  type Read,
   type Unit,
 } from './inputs.ts';
 
@@ -24,19 +26,59 @@ const PARTNER_SIDE_SUM = 'amount.partner_side';
 
 type Side = 'user' | 'partner';
 
-/** Why an amount check is not made at this status, or undefined when it is (FINISHED). */
-function amountNotApplicable(input: ReconciliationInput, status: StatusClass): string | undefined {
-  if (status === 'REFUNDED' || status === 'EXPIRED')
-    return `the interface defines no amount to the wallet for a ${status === 'REFUNDED' ? 'refund' : 'expiry'}; nothing is guessed`;
-  if (status === 'not_final')
-    return `the swap is not final (${input.final.status}); its final amount is not known`;
-  if (status === 'unruled_final')
-    return `the interface defines no amount rule for final status ${input.final.status}`;
+/** Why an amount check cannot be made at this outcome (nothing ended, or no rule), or undefined. */
+function amountUnjudged(input: ReconciliationInput, outcome: Outcome): string | undefined {
+  if (outcome === 'open')
+    return `the swap has not ended (${input.final.status}); its final amount is not known`;
+  if (outcome === 'unruled') return `the design gives no amount rule for final status ${input.final.status}`;
   return undefined;
 }
 
+/**
+ * REFUNDED and EXPIRED, user side: nothing may reach the user (amount absent or zero). A refund that also
+ * paid the user, or an amount on an expired swap, is a MISMATCH; a figure that cannot be read is UNVERIFIABLE.
+ */
+function nothingPaidCheck(input: ReconciliationInput, outcome: 'REFUNDED' | 'EXPIRED'): ReconciledCheck {
+  const amount = readMoney(input.final.amount, 'final amount', destinationUnit(input));
+  const expected = 'nothing to the user (amount absent or 0)';
+  if ('missing' in amount) return check(USER_SIDE, 'MATCHED', { expected, actual: 'absent' });
+  const value = shown(amount);
+  if (!value) return check(USER_SIDE, 'UNVERIFIABLE', { expected, detail: reasonOf(amount) });
+  if (value.isZero()) return check(USER_SIDE, 'MATCHED', { expected, actual: formatDecimal(value) });
+  return check(USER_SIDE, 'MISMATCH', {
+    expected,
+    actual: formatDecimal(value),
+    detail:
+      outcome === 'REFUNDED'
+        ? `a refund that also reports ${formatDecimal(value)} paid to the user`
+        : `${MONEY_ON_EXPIRED}: an amount of ${formatDecimal(value)} reported to the user`,
+  });
+}
+
+/**
+ * What the user side expects the network fee to be: the lower of the creation estimate and the quote's, so
+ * that value moved into a creation-time estimate cannot pass (a quote's fee is the partner's word too).
+ */
+function networkFeeEstimate(input: ReconciliationInput, unit: Unit, notes: string[]): Read {
+  const created = readMoney(
+    input.creation.fees.payoutNetworkFees,
+    'payout network fee estimate at creation',
+    unit,
+  );
+  const quoted = input.creation.quote?.payoutNetworkFees;
+  if (quoted === undefined || quoted === null || !('value' in created) || 'imprecise' in created)
+    return created;
+  const fromQuote = readMoney(quoted, 'payout network fee of the quote', unit);
+  if (!('value' in fromQuote) || 'imprecise' in fromQuote || fromQuote.value.gte(created.value))
+    return created;
+  notes.push(
+    `the quote's payout network fee ${formatDecimal(fromQuote.value)} is below the creation estimate ${formatDecimal(created.value)}: the lower one is expected`,
+  );
+  return fromQuote;
+}
+
 /** The signed amount_to_wallet as a decimal of the destination currency, or why there is none. */
-function signedAmount(input: ReconciliationInput, unit: Unit, reasons: string[], notes: string[]) {
+export function signedAmount(input: ReconciliationInput, unit: Unit, reasons: string[], notes: string[]) {
   const { inspection } = input;
   const decoded = inspection.decoded;
   if (!decoded) {
@@ -114,19 +156,26 @@ function judgeSlippage(
 }
 
 /**
- * FINISHED only. The signed amount_to_wallet (atomic units of payloadCurrencyTo, payout network fee
+ * FINISHED: the slippage rules below; REFUNDED and EXPIRED: nothing to the user, the partner side not
+ * applicable. The signed amount_to_wallet (atomic units of payloadCurrencyTo, payout network fee
  * included) sets what each side must show:
  * - user side (`amount.to_wallet`): the final `amount` ALONE against signed − the payout network fee
- *   ESTIMATE given at creation. A network fee charged above its estimate is therefore a shortfall to
+ *   ESTIMATE (the lower of the creation's and the quote's). A network fee charged above its estimate is therefore a shortfall to
  *   the user, never "in the user's favour".
  * - partner side (`amount.partner_side`): final amount + final payoutNetworkFees against the signed
  *   amount: what the partner accounts for. Value moved from amount to network fee passes here and
  *   fails the user side; that is why both exist.
  */
-export function amountCheck(side: Side, input: ReconciliationInput, status: StatusClass): ReconciledCheck {
+export function amountCheck(side: Side, input: ReconciliationInput, outcome: Outcome): ReconciledCheck {
   const name = side === 'user' ? USER_SIDE : PARTNER_SIDE_SUM;
-  const notApplicable = amountNotApplicable(input, status);
-  if (notApplicable) return check(name, 'UNVERIFIABLE', { detail: notApplicable });
+  const unjudged = amountUnjudged(input, outcome);
+  if (unjudged) return check(name, 'UNVERIFIABLE', { detail: unjudged });
+  if (outcome === 'REFUNDED' || outcome === 'EXPIRED') {
+    if (side === 'user') return nothingPaidCheck(input, outcome);
+    return check(name, 'NOT_APPLICABLE', {
+      detail: `no swap was executed (${outcome}): the signed amount was never owed`,
+    });
+  }
 
   const { creation, final } = input;
   const reasons: string[] = [];
@@ -137,7 +186,7 @@ export function amountCheck(side: Side, input: ReconciliationInput, status: Stat
   const amount = readMoney(final.amount, 'final amount', unit);
   const other =
     side === 'user'
-      ? readMoney(creation.fees.payoutNetworkFees, 'payout network fee estimate at creation', unit)
+      ? networkFeeEstimate(input, unit, notes)
       : readMoney(final.payoutNetworkFees, 'final payoutNetworkFees', unit);
   for (const read of [amount, other]) {
     const reason = reasonOf(read);
@@ -152,7 +201,7 @@ export function amountCheck(side: Side, input: ReconciliationInput, status: Stat
     if (signed && estimate) {
       expected = exactly(() => exactDifference(signed, estimate), reasons);
       notes.push(
-        `expected = signed ${formatDecimal(signed)} − payout network fee estimate at creation ${formatDecimal(estimate)}; actual = final amount alone`,
+        `expected = signed ${formatDecimal(signed)} − payout network fee estimate ${formatDecimal(estimate)}; actual = final amount alone`,
       );
       if (expected?.isNegative())
         reasons.push(
@@ -210,6 +259,6 @@ export function amountCheck(side: Side, input: ReconciliationInput, status: Stat
     return check(name, 'UNVERIFIABLE', { ...figures, detail: [...reasons, ...notes].join('; ') });
 
   const above = side === 'user' ? "in the user's favour" : 'more than signed';
-  const { verdict, outcome } = judgeSlippage(method, delta, tolerance, above);
-  return check(name, verdict, { ...figures, detail: [outcome, ...notes].join('; ') });
+  const judged = judgeSlippage(method, delta, tolerance, above);
+  return check(name, judged.verdict, { ...figures, detail: [judged.outcome, ...notes].join('; ') });
 }

@@ -11,8 +11,9 @@ import {
   type Verdict,
 } from './types.ts';
 import { amountCheck } from './amount-checks.ts';
-import { feeCheck, feeSumCheck } from './fee-checks.ts';
-import { check, classify, readText, RULED_STATUSES, type StatusClass } from './inputs.ts';
+import { extraFeeCheck, feeCheck, feeSumCheck } from './fee-checks.ts';
+import { check, classify, MONEY_ON_EXPIRED, readText, type Outcome } from './inputs.ts';
+import { quoteChecks } from './quote-checks.ts';
 
 export { EXPIRED, FINISHED, REFUNDED } from './inputs.ts';
 
@@ -87,84 +88,81 @@ function signatureCheck(inspection: PayloadInspection, createdAt: string): Recon
 // ---- transaction hashes ----
 
 type Presence = 'present' | 'absent';
-const HASH_RULES: Record<'FINISHED' | 'REFUNDED' | 'EXPIRED', { payin: Presence; payout: Presence }> = {
-  FINISHED: { payin: 'present', payout: 'present' },
-  REFUNDED: { payin: 'present', payout: 'absent' },
-  EXPIRED: { payin: 'absent', payout: 'absent' },
+type Hash = 'payin' | 'payout' | 'refund';
+/** What each outcome's evidence is: FINISHED pays out, REFUNDED pays back, EXPIRED moves nothing. */
+const HASH_RULES: Record<'FINISHED' | 'REFUNDED' | 'EXPIRED', Record<Hash, Presence | 'n/a'>> = {
+  FINISHED: { payin: 'present', payout: 'present', refund: 'n/a' },
+  REFUNDED: { payin: 'present', payout: 'absent', refund: 'present' },
+  EXPIRED: { payin: 'absent', payout: 'absent', refund: 'absent' },
 };
 
-function hashCheck(
-  which: 'payin' | 'payout',
-  input: ReconciliationInput,
-  status: StatusClass,
-): ReconciledCheck {
+const HASH_FIELD = {
+  payin: 'payinTransactionId',
+  payout: 'payoutTransactionId',
+  refund: 'refundTransactionId',
+} as const;
+
+/** Why a ruled hash is wrong, in the outcome's words. */
+function hashProblem(which: Hash, outcome: 'FINISHED' | 'REFUNDED' | 'EXPIRED', expected: Presence): string {
+  if (outcome === 'EXPIRED')
+    return `${MONEY_ON_EXPIRED}: a ${which === 'payin' ? 'deposit (payin)' : which} transaction reported`;
+  if (outcome === 'REFUNDED' && which === 'refund')
+    return 'refund not evidenced: no refund transaction reported';
+  if (outcome === 'REFUNDED' && which === 'payout') return 'a payout to the user reported on a refund';
+  return `${outcome}: ${expected === 'present' ? 'a' : 'no'} ${which} transaction expected`;
+}
+
+function hashCheck(which: Hash, input: ReconciliationInput, outcome: Outcome): ReconciledCheck {
   const name = `hash.${which}`;
-  const value = readText(
-    which === 'payin' ? input.final.payinTransactionId : input.final.payoutTransactionId,
-    `${which}TransactionId`,
-  );
+  const value = readText(input.final[HASH_FIELD[which]], HASH_FIELD[which]);
   const actual = value ?? 'absent';
-  if (status === 'not_final')
+  if (outcome === 'open')
     return check(name, 'UNVERIFIABLE', {
       actual,
-      detail: `the swap is not final (${input.final.status}); its transactions may still change`,
+      detail: `the swap has not ended (${input.final.status}); its transactions may still change`,
     });
-  if (status === 'unruled_final')
+  if (outcome === 'unruled')
     return check(name, 'UNVERIFIABLE', {
       actual,
       detail: `no transaction rule for final status ${input.final.status}`,
     });
-  const expected = HASH_RULES[status][which];
-  const ok = (value !== undefined) === (expected === 'present');
-  return check(name, ok ? 'MATCHED' : 'MISMATCH', {
+  const expected = HASH_RULES[outcome][which];
+  if (expected === 'n/a')
+    return check(name, 'NOT_APPLICABLE', {
+      actual,
+      detail:
+        value === undefined
+          ? `no refund on a ${outcome} swap`
+          : `a refund transaction reported on a ${outcome} swap (a partial refund?): shown, not judged`,
+    });
+  if ((value !== undefined) === (expected === 'present')) return check(name, 'MATCHED', { expected, actual });
+  // A refund with no refund transaction lacks evidence; it proves nothing wrong.
+  const missingEvidence = outcome === 'REFUNDED' && which === 'refund';
+  return check(name, missingEvidence ? 'UNVERIFIABLE' : 'MISMATCH', {
     expected,
     actual,
-    detail: ok
-      ? undefined
-      : `${status}: ${expected === 'present' ? 'a' : 'no'} ${which} transaction expected`,
+    detail: hashProblem(which, outcome, expected),
   });
 }
 
-function statusCheck(input: ReconciliationInput, status: StatusClass): ReconciledCheck {
-  const expected = `${RULED_STATUSES.join(', ')} and final`;
-  const actual = `${input.final.status}${input.final.final ? ' and final' : ', not final'}`;
-  if (status === 'not_final')
-    return check('status.final', 'UNVERIFIABLE', {
-      expected,
-      actual,
-      detail: 'only final swaps are reconciled: there is no final report to compare yet',
-    });
-  if (status === 'unruled_final')
-    return check('status.final', 'UNVERIFIABLE', {
-      expected,
-      actual,
-      detail: `the partner interface gives no reconciliation rules for final status ${input.final.status}`,
-    });
-  return check('status.final', 'MATCHED', { expected, actual });
-}
+const STATUS_EXPECTED = 'FINISHED or REFUNDED and final, or EXPIRED';
 
-/**
- * A refund may carry its transaction (refundTransactionId, separate from the payout). Informational,
- * never failing: present is MATCHED, absent is MATCHED saying so. hash.payout still expects no payout
- * on a refund.
- */
-function refundHashCheck(input: ReconciliationInput, status: StatusClass): ReconciledCheck {
-  const value = readText(input.final.refundTransactionId, 'refundTransactionId');
-  const actual = value ?? 'absent';
-  if (status === 'REFUNDED')
-    return check('hash.refund', 'MATCHED', {
-      expected: 'present or absent (informational)',
+function statusCheck(input: ReconciliationInput, outcome: Outcome): ReconciledCheck {
+  const cls = input.final.statusClass ?? (input.final.final ? 'final' : undefined);
+  const actual = `${input.final.status}${cls ? ` (${cls})` : ''}`;
+  if (outcome === 'open')
+    return check('status.final', 'UNVERIFIABLE', {
+      expected: STATUS_EXPECTED,
       actual,
-      detail: value === undefined ? 'no refund hash reported' : undefined,
+      detail: 'the swap has not ended: there is no outcome to judge yet',
     });
-  return check('hash.refund', 'MATCHED', {
-    expected: 'absent (informational)',
-    actual,
-    detail:
-      value === undefined
-        ? undefined
-        : `a refund transaction reported on a ${input.final.status} swap (a partial refund?): informational`,
-  });
+  if (outcome === 'unruled')
+    return check('status.final', 'UNVERIFIABLE', {
+      expected: STATUS_EXPECTED,
+      actual,
+      detail: `the design gives no reconciliation rules for final status ${input.final.status}`,
+    });
+  return check('status.final', 'MATCHED', { expected: STATUS_EXPECTED, actual });
 }
 
 /**
@@ -225,12 +223,15 @@ function assertConflicts(
  * Every check of one swap, in this stable order (documented in the README; consumers may rely on it):
  *  1. status.final
  *  2. signature.valid, then the inspection's findings (signature.*, payload.*, device.*) as given
- *  3. amount.to_wallet (user side: final amount alone vs signed − creation network fee estimate)
- *  4. amount.partner_side (final amount + final network fee vs signed)
- *  5. fee.provider, fee.referral, fee.payout_network, fee.sum (directional tolerances)
- *  6. hash.payin, hash.payout, hash.refund (informational)
- *  7. status.conflict (reports contradicting the final state)
- * The verdict is the worst check's (VERDICT_ORDER).
+ *  3. quote.amount_to, quote.fee.provider, quote.fee.referral, quote.fee.payout_network (the quote)
+ *  4. amount.to_wallet (FINISHED: final amount alone vs signed − the lower network fee estimate;
+ *     REFUNDED and EXPIRED: nothing paid to the user)
+ *  5. amount.partner_side (final amount + final network fee vs signed)
+ *  6. fee.provider, fee.referral, fee.payout_network, fee.sum (directional tolerances), fee.extra
+ *  7. hash.payin, hash.payout, hash.refund (each outcome's transactions)
+ *  8. status.conflict (reports contradicting the final state)
+ * A check that does not apply to the outcome is NOT_APPLICABLE and never counts. The verdict is the worst
+ * counted check's (VERDICT_ORDER).
  * Throws ReconciliationInputError or ReconciliationPolicyError for a caller's mistake only.
  */
 export function reconcileSwap(
@@ -239,18 +240,20 @@ export function reconcileSwap(
 ): ReconciliationResult {
   assertInput(input);
   assertReconciliationPolicy(policy);
-  const status = classify(input.final.status, input.final.final);
+  const outcome = classify(input.final.status, input.final.final, input.final.statusClass);
   const checks: ReconciledCheck[] = [
-    statusCheck(input, status),
+    statusCheck(input, outcome),
     signatureCheck(input.inspection, input.creation.createdAt),
     ...input.inspection.findings.map(findingCheck),
-    amountCheck('user', input, status),
-    amountCheck('partner', input, status),
-    ...FEE_KINDS.map((kind) => feeCheck(kind, input, status, policy.fees[kind])),
-    feeSumCheck(input, status, policy.fees.sum),
-    hashCheck('payin', input, status),
-    hashCheck('payout', input, status),
-    refundHashCheck(input, status),
+    ...quoteChecks(input, outcome, policy),
+    amountCheck('user', input, outcome),
+    amountCheck('partner', input, outcome),
+    ...FEE_KINDS.map((kind) => feeCheck(kind, input, outcome, policy.fees[kind])),
+    feeSumCheck(input, outcome, policy.fees.sum),
+    extraFeeCheck(input, outcome),
+    hashCheck('payin', input, outcome),
+    hashCheck('payout', input, outcome),
+    hashCheck('refund', input, outcome),
     conflictCheck(input),
   ];
   return { verdict: worstVerdict(checks.map((c) => c.verdict)), checks };

@@ -36,7 +36,15 @@ export function creationFactsFromSwapCreated(event: SwapCreated): SwapCreationFa
       slippage: r.slippage,
     },
     quote: event.quote
-      ? { amountFrom: event.quote.amountFrom, defaultSlippage: event.quote.defaultSlippage }
+      ? {
+          amountFrom: event.quote.amountFrom,
+          defaultSlippage: event.quote.defaultSlippage,
+          tradeMethod: event.quote.tradeMethod,
+          amountTo: event.quote.amountTo,
+          providerFees: event.quote.providerFees,
+          referralFees: event.quote.referralFees,
+          payoutNetworkFees: event.quote.payoutNetworkFees,
+        }
       : null,
     payinAddress: event.payinAddress,
     createdAt: event.createdAt,
@@ -65,6 +73,8 @@ export interface SwapFinalColumns {
   readonly payoutTransactionId: string | null;
   /** The refund's transaction; optional until the projection stores it. */
   readonly refundTransactionId?: string | null | undefined;
+  readonly statusClass?: string | null | undefined;
+  readonly extraFees?: string | null | undefined;
 }
 
 export function finalReportFromSwapRow(row: SwapFinalColumns): FinalReport {
@@ -78,6 +88,8 @@ export function finalReportFromSwapRow(row: SwapFinalColumns): FinalReport {
     payinTransactionId: row.payinTransactionId,
     payoutTransactionId: row.payoutTransactionId,
     refundTransactionId: row.refundTransactionId ?? null,
+    statusClass: row.statusClass ?? null,
+    extraFees: row.extraFees ?? null,
   };
 }
 

@@ -16,8 +16,8 @@ import {
   reasonOf,
   shown,
   text,
+  type Outcome,
   type Read,
-  type StatusClass,
   type Unit,
 } from './inputs.ts';
 
@@ -58,9 +58,8 @@ function sumOf(reads: Read[], what: string): Read {
 /**
  * One fee comparison, final against creation. Directional: the allowance of the direction the fee
  * moved (UP_IS) is the larger of its absolute and relative × creation figure.
- * REFUNDED and EXPIRED swaps executed no swap, and a partner reporting zero (or no) fees then is
- * normal: the comparison is informational there, MATCHED when equal to creation, WITHIN_TOLERANCE
- * with the reason otherwise (a refused figure stays UNVERIFIABLE: that is bad data, not a fee).
+ * REFUNDED and EXPIRED swaps executed no swap: the creation fees were never owed, so the comparison is
+ * NOT_APPLICABLE there, its figures shown as reported.
  */
 function feeComparison(
   name: string,
@@ -68,7 +67,7 @@ function feeComparison(
   created: Read,
   reported: Read,
   input: ReconciliationInput,
-  status: StatusClass,
+  status: Outcome,
   policy: DirectionalTolerance,
   notes: string[],
 ): ReconciledCheck {
@@ -81,18 +80,14 @@ function feeComparison(
   }
   const delta = expected && actual ? exactly(() => exactDifference(actual, expected), reasons) : undefined;
 
-  if (status === 'REFUNDED' || status === 'EXPIRED') {
-    const figures = { expected: text(expected), actual: text(actual), delta: text(delta) };
-    if ('refused' in created || 'refused' in reported)
-      return check(name, 'UNVERIFIABLE', { ...figures, detail: reasons.join('; ') });
-    if (reasons.length === 0 && delta?.isZero()) return check(name, 'MATCHED', figures);
-    return check(name, 'WITHIN_TOLERANCE', {
-      ...figures,
-      detail: [`no swap executed (${status}): fees are not charged as quoted`, ...reasons].join('; '),
+  if (status === 'REFUNDED' || status === 'EXPIRED')
+    return check(name, 'NOT_APPLICABLE', {
+      expected: text(expected),
+      actual: text(actual),
+      detail: `no swap was executed (${status}): fees shown as reported, not judged`,
     });
-  }
-  if (status === 'not_final')
-    reasons.unshift(`the swap is not final (${input.final.status}); its fees may still change`);
+  if (status === 'open')
+    reasons.unshift(`the swap has not ended (${input.final.status}); its fees may still change`);
 
   const direction: FeeDirection | undefined =
     delta === undefined || delta.isZero()
@@ -135,7 +130,7 @@ export function precisionNote(unit: Unit): string[] {
 export function feeCheck(
   kind: FeeKind,
   input: ReconciliationInput,
-  status: StatusClass,
+  status: Outcome,
   policy: DirectionalTolerance,
 ): ReconciledCheck {
   const { check: name, field } = FEE_NAMES[kind];
@@ -148,7 +143,7 @@ export function feeCheck(
 /** The three final fees together against the three creation fees: catches value moved between fees. */
 export function feeSumCheck(
   input: ReconciliationInput,
-  status: StatusClass,
+  status: Outcome,
   policy: DirectionalTolerance,
 ): ReconciledCheck {
   const unit = destinationUnit(input);
@@ -162,4 +157,32 @@ export function feeSumCheck(
     'the sum of the final fees',
   );
   return feeComparison(FEE_SUM, 'sum', created, reported, input, status, policy, precisionNote(unit));
+}
+
+/**
+ * The webhook's "referral or extra fee" when it is not the referral fee: a fee no creation figure has, so
+ * any above zero is the platform's disfavour beyond an exact creation figure of none (like fee.sum, up).
+ * None reported: NOT_APPLICABLE. Refunds and expiries: shown as reported.
+ */
+export function extraFeeCheck(input: ReconciliationInput, status: Outcome): ReconciledCheck {
+  const name = 'fee.extra';
+  const reported = readMoney(input.final.extraFees, 'extra fee reported', destinationUnit(input));
+  if ('missing' in reported)
+    return check(name, 'NOT_APPLICABLE', { expected: 'none', actual: 'none reported' });
+  const actual = text(shown(reported));
+  if (!('value' in reported) || 'imprecise' in reported)
+    return check(name, 'UNVERIFIABLE', { expected: '0', actual, detail: reasonOf(reported) });
+  if (reported.value.isZero()) return check(name, 'MATCHED', { expected: '0', actual });
+  if (status !== 'FINISHED')
+    return check(name, 'NOT_APPLICABLE', {
+      expected: '0',
+      actual,
+      detail: `an extra fee reported on a ${input.final.status} swap: shown as reported, not judged`,
+    });
+  return check(name, 'MISMATCH', {
+    expected: '0',
+    actual,
+    delta: actual,
+    detail: `the partner reported an extra fee of ${actual} that no creation or signed figure has`,
+  });
 }

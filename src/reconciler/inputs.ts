@@ -3,28 +3,40 @@ import { Decimal, DecimalFormatError, formatDecimal, parseNonNegativeDecimal } f
 import { InexactArithmeticError } from './exact.ts';
 import {
   ReconciliationInputError,
+  type CheckVerdict,
   type ReconciledCheck,
   type ReconciliationInput,
-  type Verdict,
 } from './types.ts';
 
 /**
- * What the reconciliation checks share: status classes, the shape of a check, and their input read as
+ * What the reconciliation checks share: the swap's outcome, the shape of a check, and their input read as
  * exact decimals (money, slippage) or refused with a reason. Pure, like the checks.
  */
 
-/** The final statuses the partner interface and the issue give rules for. */
+/** The outcomes the design gives rules for: FINISHED and REFUNDED (final), EXPIRED (closed, or final). */
 export const FINISHED = 'FINISHED';
 export const REFUNDED = 'REFUNDED';
 export const EXPIRED = 'EXPIRED';
 export const RULED_STATUSES: readonly string[] = [FINISHED, REFUNDED, EXPIRED];
 
-export type StatusClass = 'FINISHED' | 'REFUNDED' | 'EXPIRED' | 'not_final' | 'unruled_final';
+/**
+ * What a swap is judged as. Each ruled outcome has its own evidence (DESIGN "Reconciliation rules"); `open`:
+ * nothing has ended, nothing to judge yet; `unruled`: a final status the design gives no rules for.
+ */
+export type Outcome = 'FINISHED' | 'REFUNDED' | 'EXPIRED' | 'open' | 'unruled';
 
-export function classify(status: string, final: boolean): StatusClass {
-  if (!final) return 'not_final';
-  return RULED_STATUSES.includes(status) ? (status as StatusClass) : 'unruled_final';
+/**
+ * FINISHED and REFUNDED count once final; EXPIRED once closed (reopenable) or final (a provider may list it
+ * so). A row without a class (older callers) is told by `final`, EXPIRED being closed whatever it says.
+ */
+export function classify(status: string, final: boolean, statusClass?: string | null): Outcome {
+  if (status === EXPIRED && (final || statusClass === 'closed' || !statusClass)) return 'EXPIRED';
+  if (!final) return 'open';
+  return status === FINISHED || status === REFUNDED ? status : 'unruled';
 }
+
+/** Money moved on a swap that moved none: the words every EXPIRED check uses. */
+export const MONEY_ON_EXPIRED = 'money moved on an expired swap';
 
 interface CheckFields {
   expected?: string | null | undefined;
@@ -34,7 +46,7 @@ interface CheckFields {
   detail?: string | null | undefined;
 }
 
-export function check(name: string, verdict: Verdict, f: CheckFields = {}): ReconciledCheck {
+export function check(name: string, verdict: CheckVerdict, f: CheckFields = {}): ReconciledCheck {
   return {
     name,
     verdict,

@@ -8,7 +8,12 @@ import { reportValuesOfRow, type ReportColumns } from '../swap/report.ts';
 import type { SwapRef } from '../swap/ref.ts';
 import { toSwapReconciled } from './checks.ts';
 import { creationFactsFromSwapCreated, finalReportFromSwapRow, inspectAndReconcile } from './facts.ts';
-import { FEE_CHECK_KINDS, type ReconciliationPolicy } from './policy.ts';
+import {
+  DEFAULT_QUOTE_BANDS,
+  FEE_CHECK_KINDS,
+  type FeeCheckKind,
+  type ReconciliationPolicy,
+} from './policy.ts';
 import type { ReconciledCheck, ReconciliationResult, StatusConflict, Verdict } from './types.ts';
 
 /**
@@ -28,6 +33,9 @@ export interface JudgeSetup {
 export interface JudgedRow extends ReportColumns {
   provider_id: string;
   status: string;
+  /** open, closed or final; absent in rows read before the class was loaded. */
+  status_class?: string | null;
+  extra_fees?: string | null;
   final: boolean;
   last_event_id: string;
   last_correction_event_id: string | null;
@@ -58,7 +66,13 @@ export async function judgeSwap(s: SwapToJudge, policy: ReconciliationPolicy): P
   const result = await inspectAndReconcile(
     {
       creation: creationFactsFromSwapCreated(JSON.parse(s.createdJson) as SwapCreated),
-      final: finalReportFromSwapRow({ status: row.status, final: row.final, ...reportValuesOfRow(row) }),
+      final: finalReportFromSwapRow({
+        status: row.status,
+        final: row.final,
+        statusClass: row.status_class ?? null,
+        extraFees: row.extra_fees ?? null,
+        ...reportValuesOfRow(row),
+      }),
       conflicts: s.conflicts,
       providerDefaultSlippage: setup?.defaultSlippage ?? null,
     },
@@ -156,14 +170,15 @@ export async function judgeChunk(
 }
 
 /** A policy as plain text (its tolerances are Decimals, which a thread's message would strip). */
-export type PolicyText = Record<
-  string,
-  Record<'favour' | 'disfavour', { absolute: string; relative: string }>
->;
+export type PolicyText = Partial<
+  Record<FeeCheckKind, Record<'favour' | 'disfavour', { absolute: string; relative: string }>>
+> & { quote: { fixed: string; float: string } };
 
 export function policyToText(policy: ReconciliationPolicy): PolicyText {
-  return Object.fromEntries(
-    FEE_CHECK_KINDS.map((k) => {
+  const quote = policy.quote ?? DEFAULT_QUOTE_BANDS;
+  return Object.fromEntries([
+    ['quote', { fixed: quote.fixed.toFixed(), float: quote.float.toFixed() }],
+    ...FEE_CHECK_KINDS.map((k) => {
       const t = policy.fees[k];
       const side = (s: typeof t.favour) => ({
         absolute: s.absolute.toFixed(),
@@ -171,7 +186,7 @@ export function policyToText(policy: ReconciliationPolicy): PolicyText {
       });
       return [k, { favour: side(t.favour), disfavour: side(t.disfavour) }];
     }),
-  );
+  ]) as PolicyText;
 }
 
 export function policyFromText(text: PolicyText): ReconciliationPolicy {
@@ -187,5 +202,6 @@ export function policyFromText(text: PolicyText): ReconciliationPolicy {
         }),
       ),
     ) as ReconciliationPolicy['fees'],
+    quote: Object.freeze({ fixed: new Decimal(text.quote.fixed), float: new Decimal(text.quote.float) }),
   });
 }

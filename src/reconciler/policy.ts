@@ -34,9 +34,29 @@ export interface DirectionalTolerance {
   readonly disfavour: FeeTolerance;
 }
 
+/**
+ * How far a swap's creation may stand from its quote, in the platform's (or the user's) disfavour, as a
+ * ratio of the quoted figure: a fixed quote is a promise (exact by default), a float one an estimate.
+ */
+export interface QuoteBands {
+  readonly fixed: Decimal;
+  readonly float: Decimal;
+}
+
 export interface ReconciliationPolicy {
   readonly fees: Readonly<Record<FeeCheckKind, DirectionalTolerance>>;
+  /** Absent: DEFAULT_QUOTE_BANDS. */
+  readonly quote?: QuoteBands | undefined;
 }
+
+export const DEFAULT_QUOTE_BANDS: QuoteBands = Object.freeze({
+  fixed: new Decimal(0),
+  float: new Decimal('0.02'),
+});
+const QUOTE_BAND_KEYS = {
+  fixed: 'RECONCILE_QUOTE_FIXED_BAND',
+  float: 'RECONCILE_QUOTE_FLOAT_BAND',
+} as const;
 
 export const EXACT_FEE: FeeTolerance = Object.freeze({ absolute: new Decimal(0), relative: new Decimal(0) });
 export const EXACT_BOTH_WAYS: DirectionalTolerance = Object.freeze({
@@ -107,6 +127,14 @@ export const RECONCILIATION_POLICY_KEYS: Readonly<Record<string, string>> = Obje
         ]),
       ),
     ),
+    [
+      QUOTE_BAND_KEYS.fixed,
+      `how far a fixed swap's signed output and creation fees may stand from its quote in the platform's or the user's disfavour, a ratio of the quoted figure (default ${DEFAULT_QUOTE_BANDS.fixed.toFixed()}: exact)`,
+    ],
+    [
+      QUOTE_BAND_KEYS.float,
+      `the same for a float swap, whose quote is an estimate (default ${DEFAULT_QUOTE_BANDS.float.toFixed()})`,
+    ],
   ]),
 );
 
@@ -201,8 +229,12 @@ export function parseReconciliationPolicy(
     }
     fees[kind] = Object.freeze(tolerance);
   }
+  const quote = Object.freeze({
+    fixed: read(QUOTE_BAND_KEYS.fixed, 'relative') ?? DEFAULT_QUOTE_BANDS.fixed,
+    float: read(QUOTE_BAND_KEYS.float, 'relative') ?? DEFAULT_QUOTE_BANDS.float,
+  });
   if (problems.length > 0) throw new ReconciliationPolicyError(problems);
-  return Object.freeze({ fees: Object.freeze(fees) });
+  return Object.freeze({ fees: Object.freeze(fees), quote });
 }
 
 /** Refuses a policy built in code with a missing, negative, non-Decimal or out-of-range tolerance. */
@@ -226,5 +258,10 @@ export function assertReconciliationPolicy(policy: ReconciliationPolicy): void {
       }
     }
   }
+  if (policy?.quote !== undefined)
+    for (const method of ['fixed', 'float'] as const) {
+      const problem = problemOf(policy.quote[method], 'relative');
+      if (problem) problems.push(`quote.${method}: ${problem}`);
+    }
   if (problems.length > 0) throw new ReconciliationPolicyError(problems);
 }

@@ -3,11 +3,18 @@ import type { DecimalsLookup } from '../money/currencies.ts';
 import type { PayloadInspection, SwapRequestFields } from '../payload/index.ts';
 
 /**
- * A check's verdict. MATCHED: equal. WITHIN_TOLERANCE: different, but inside what was agreed
+ * A swap's verdict, and a check's. MATCHED: equal. WITHIN_TOLERANCE: different, but inside what was agreed
  * (slippage) or configured (fee tolerance). MISMATCH: the data proves a discrepancy.
  * UNVERIFIABLE: the check could not be made (missing data, unknown currency magnitude, no key...).
  */
 export type Verdict = 'MATCHED' | 'WITHIN_TOLERANCE' | 'UNVERIFIABLE' | 'MISMATCH';
+
+/**
+ * A check's verdict: a Verdict, or NOT_APPLICABLE when the check has no meaning for the swap's outcome (the
+ * partner-side amount of a refund). Shown, never counted: UNVERIFIABLE means evidence is missing, not this.
+ */
+export type CheckVerdict = Verdict | 'NOT_APPLICABLE';
+export const NOT_APPLICABLE = 'NOT_APPLICABLE';
 
 /**
  * Best to worst; the swap's verdict is its worst check's. MISMATCH outranks UNVERIFIABLE: a proven
@@ -21,10 +28,11 @@ export const VERDICT_ORDER: readonly Verdict[] = Object.freeze([
   'MISMATCH',
 ]);
 
-/** The worst verdict of a list; MATCHED for an empty one (nothing failed). */
-export function worstVerdict(verdicts: Iterable<Verdict>): Verdict {
+/** The worst verdict of a list, NOT_APPLICABLE checks left out; MATCHED for an empty one (nothing failed). */
+export function worstVerdict(verdicts: Iterable<CheckVerdict>): Verdict {
   let worst: Verdict = 'MATCHED';
   for (const v of verdicts) {
+    if (v === NOT_APPLICABLE) continue;
     const rank = VERDICT_ORDER.indexOf(v);
     if (rank < 0) throw new ReconciliationInputError(`unknown verdict ${JSON.stringify(v)}`);
     if (rank > VERDICT_ORDER.indexOf(worst)) worst = v;
@@ -34,7 +42,7 @@ export function worstVerdict(verdicts: Iterable<Verdict>): Verdict {
 
 /** One check as the SwapReconciled event carries it, with its verdict typed. */
 export interface ReconciledCheck extends ReconciliationCheck {
-  verdict: Verdict;
+  verdict: CheckVerdict;
 }
 
 export interface ReconciliationResult {
@@ -55,11 +63,18 @@ export interface ReconciliationRequest extends Omit<SwapRequestFields, 'amount'>
   readonly slippage?: AmountText;
 }
 
-/** The quote terms the swap used, when it used one. */
+/** The quote terms the swap used, when it used one: part of the contract (DESIGN "The quote"). */
 export interface ReconciliationQuote {
   /** The quote's echo of the source amount: the only source of a fixed swap's amount. */
   readonly amountFrom?: AmountText;
   readonly defaultSlippage?: AmountText;
+  /** 'fixed' or 'float' as the quote answered; absent in facts recorded before the quote was judged. */
+  readonly tradeMethod?: string | null | undefined;
+  /** Estimated output to the user, destination currency, payout network fee excluded. */
+  readonly amountTo?: AmountText;
+  readonly providerFees?: AmountText;
+  readonly referralFees?: AmountText;
+  readonly payoutNetworkFees?: AmountText;
 }
 
 export interface FeeFigures {
@@ -97,8 +112,12 @@ export interface FinalReport extends FeeFigures {
   readonly amount: AmountText;
   readonly payinTransactionId: string | null | undefined;
   readonly payoutTransactionId: string | null | undefined;
-  /** The refund's transaction, a separate field: a refund is not a payout. Optional, informational. */
+  /** The refund's transaction, a separate field: a refund is not a payout; a refund's evidence. */
   readonly refundTransactionId?: string | null | undefined;
+  /** open, closed or final as ingest decided (src/swap/status.ts); absent: told by `final` alone. */
+  readonly statusClass?: string | null | undefined;
+  /** The webhook's "referral or extra fee" when it is not the referral fee: a fee no creation figure has. */
+  readonly extraFees?: AmountText;
 }
 
 /**

@@ -88,8 +88,8 @@ export type ReportDifferences =
   | { kind: 'open'; changes: Record<string, [unknown, unknown]>; becomes: StatusClass }
   /**
    * The swap is final: values still unknown that the report fills, and the fields it contradicts. `stale`:
-   * the report names an open status (PENDING after FINISHED): an earlier state delivered late, not another
-   * outcome; it fills and contradicts nothing (its figures are estimates).
+   * the report names an open or closed status (PENDING or EXPIRED after FINISHED): an earlier state delivered
+   * late, not another outcome; it fills and contradicts nothing (its figures are estimates).
    */
   | {
       kind: 'final';
@@ -100,7 +100,9 @@ export type ReportDifferences =
 
 export function reportDifferences(swap: ReportedSwap, report: StatusReported): ReportDifferences {
   const values = reportValues(report);
-  if (swap.final && reportClass(report) === 'open')
+  // An open or closed status after a final one (PENDING or EXPIRED after FINISHED) is a reordered
+  // notification, not another outcome.
+  if (swap.final && reportClass(report) !== 'final')
     return { kind: 'final', fills: {}, conflicts: [], stale: true };
   if (swap.final) {
     const fills: Partial<Record<ReportField, string>> = {};

@@ -45,7 +45,7 @@ describe('amount.to_wallet: the final amount alone against signed − the creati
       tolerance: '0',
     });
     expect(c.detail).toContain(
-      'expected = signed 1.234567890123456789 − payout network fee estimate at creation 0.00042; actual = final amount alone',
+      'expected = signed 1.234567890123456789 − payout network fee estimate 0.00042; actual = final amount alone',
     );
     expect(c.detail).toContain(
       'signed amount_to_wallet 1234567890123456789 atomic units of ETH (18 decimals)',
@@ -317,10 +317,10 @@ describe('amount.partner_side: final amount + final network fee against the sign
   it.each([
     ['REFUNDED', 'refund'],
     ['EXPIRED', 'expiry'],
-  ])('%s: no amount is defined, so none is compared', (status, word) => {
+  ])('%s: no swap executed, the partner side is NOT_APPLICABLE (%s)', (status) => {
     const c = partner({ final: { status, amount: '0' } });
-    expect(c).toMatchObject({ verdict: 'UNVERIFIABLE', expected: null, actual: null });
-    expect(c.detail).toContain(`defines no amount to the wallet for a ${word}`);
+    expect(c).toMatchObject({ verdict: 'NOT_APPLICABLE', expected: null, actual: null });
+    expect(c.detail).toContain(`no swap was executed (${status})`);
   });
 });
 
@@ -693,10 +693,16 @@ describe('amount.to_wallet: UNVERIFIABLE, never guessed', () => {
   it.each([
     ['REFUNDED', 'refund'],
     ['EXPIRED', 'expiry'],
-  ])('%s: the interface defines no amount, so none is compared', (status, word) => {
-    const c = amount({ final: { status, amount: '0' } });
-    expect(c).toMatchObject({ verdict: 'UNVERIFIABLE', expected: null, actual: null, delta: null });
-    expect(c.detail).toContain(`defines no amount to the wallet for a ${word}`);
+  ])('%s: nothing may reach the user: absent or 0 MATCHED, an amount MISMATCH (%s)', (status) => {
+    expect(amount({ final: { status, amount: '0' } })).toMatchObject({ verdict: 'MATCHED', actual: '0' });
+    expect(amount({ final: { status, amount: null } })).toMatchObject({
+      verdict: 'MATCHED',
+      actual: 'absent',
+    });
+    const paid = amount({ final: { status, amount: '0.5' } });
+    expect(paid).toMatchObject({ verdict: 'MISMATCH', actual: '0.5' });
+    expect(paid.detail).toContain(status === 'REFUNDED' ? 'a refund that also reports 0.5' : 'money moved');
+    expect(amount({ final: { status, amount: 'x' } }).verdict).toBe('UNVERIFIABLE');
   });
 
   it('a swap that is not final, or final in a status without rules', () => {

@@ -47,18 +47,34 @@ describe('reconcileSwap: the whole result', () => {
       'payload.decode',
       'payload.currency_from',
       'payload.currency_to',
+      'quote.amount_to',
+      'quote.fee.provider',
+      'quote.fee.referral',
+      'quote.fee.payout_network',
       'amount.to_wallet',
       'amount.partner_side',
       'fee.provider',
       'fee.referral',
       'fee.payout_network',
       'fee.sum',
+      'fee.extra',
       'hash.payin',
       'hash.payout',
       'hash.refund',
       'status.conflict',
     ]);
-    expect(result.checks.every((c) => c.verdict === 'MATCHED')).toBe(true);
+    // The base swap's quote records no output (quote.*), no extra fee was reported and a FINISHED swap owes
+    // no refund: those do not apply; every other check is MATCHED.
+    const notApplicable = result.checks.filter((c) => c.verdict === 'NOT_APPLICABLE').map((c) => c.name);
+    expect(notApplicable).toEqual([
+      'quote.amount_to',
+      'quote.fee.provider',
+      'quote.fee.referral',
+      'quote.fee.payout_network',
+      'fee.extra',
+      'hash.refund',
+    ]);
+    expect(result.checks.every((c) => c.verdict === 'MATCHED' || c.verdict === 'NOT_APPLICABLE')).toBe(true);
   });
 
   it('is pure: the same input gives the same result', () => {
@@ -92,8 +108,8 @@ describe('reconcileSwap: the whole result', () => {
     expect(event.checks[0]).toEqual({
       name: 'status.final',
       verdict: 'MATCHED',
-      expected: 'FINISHED, REFUNDED, EXPIRED and final',
-      actual: 'FINISHED and final',
+      expected: 'FINISHED or REFUNDED and final, or EXPIRED',
+      actual: 'FINISHED (final)',
       delta: null,
       tolerance: null,
       detail: null,
@@ -157,7 +173,7 @@ describe('hash checks', () => {
     expect(hashes({ status: 'REFUNDED' })[1]).toMatchObject({
       verdict: 'MISMATCH',
       expected: 'absent',
-      detail: 'REFUNDED: no payout transaction expected',
+      detail: 'a payout to the user reported on a refund',
     });
     expect(
       hashes({ status: 'REFUNDED', payinTransactionId: null, payoutTransactionId: null })[0]!.verdict,
@@ -174,7 +190,7 @@ describe('hash checks', () => {
     expect(payout!.verdict).toBe('MATCHED');
     expect(hashes({ status: 'EXPIRED', payoutTransactionId: null })[0]).toMatchObject({
       verdict: 'MISMATCH',
-      detail: 'EXPIRED: no payin transaction expected',
+      detail: 'money moved on an expired swap: a deposit (payin) transaction reported',
     });
   });
 
@@ -192,19 +208,19 @@ describe('status.final', () => {
     expect(named(run({ final: { status } }), 'status.final').verdict).toBe('MATCHED');
   });
 
-  it('a swap that is not final is UNVERIFIABLE: there is no final report to compare', () => {
-    const result = run({ final: { status: 'PENDING', final: false } });
+  it('a swap that has not ended is UNVERIFIABLE: there is no outcome to judge', () => {
+    const result = run({ final: { status: 'PENDING', final: false, statusClass: 'open' } });
     expect(named(result, 'status.final')).toMatchObject({
       verdict: 'UNVERIFIABLE',
-      actual: 'PENDING, not final',
-      detail: 'only final swaps are reconciled: there is no final report to compare yet',
+      actual: 'PENDING (open)',
+      detail: 'the swap has not ended: there is no outcome to judge yet',
     });
     expect(result.verdict).toBe('UNVERIFIABLE');
   });
 
   it('a final status the interface gives no rules for is UNVERIFIABLE', () => {
     const c = named(run({ final: { status: 'FAILED' } }), 'status.final');
-    expect(c).toMatchObject({ verdict: 'UNVERIFIABLE', actual: 'FAILED and final' });
+    expect(c).toMatchObject({ verdict: 'UNVERIFIABLE', actual: 'FAILED (final)' });
   });
 });
 
@@ -360,13 +376,14 @@ describe('signature and payload checks', () => {
   });
 });
 
-describe('hash.refund (informational, never failing)', () => {
+describe("hash.refund: a refund's evidence", () => {
   const refund = (final: Change['final']) => named(run({ final }), 'hash.refund');
-  const REFUNDED = { status: 'REFUNDED', payoutTransactionId: null };
+  const REFUNDED = { status: 'REFUNDED', payoutTransactionId: null, amount: null };
 
   it('REFUNDED with a refund hash: MATCHED, the hash shown', () => {
     expect(refund({ ...REFUNDED, refundTransactionId: 'bc1refundtx' })).toMatchObject({
       verdict: 'MATCHED',
+      expected: 'present',
       actual: 'bc1refundtx',
       detail: null,
     });
@@ -376,26 +393,29 @@ describe('hash.refund (informational, never failing)', () => {
     ).toBe('MATCHED');
   });
 
-  it('REFUNDED without one: MATCHED, saying none was reported', () => {
-    for (const refundTransactionId of [null, undefined, '', '  '])
-      expect(refund({ ...REFUNDED, refundTransactionId })).toMatchObject({
-        verdict: 'MATCHED',
+  it('REFUNDED without one: UNVERIFIABLE "refund not evidenced" (evidence missing, nothing proven wrong)', () => {
+    for (const refundTransactionId of [null, undefined, '', '  ']) {
+      const result = run({ final: { ...REFUNDED, refundTransactionId } });
+      expect(named(result, 'hash.refund')).toMatchObject({
+        verdict: 'UNVERIFIABLE',
         actual: 'absent',
-        detail: 'no refund hash reported',
+        detail: 'refund not evidenced: no refund transaction reported',
       });
+      expect(result.verdict).toBe('UNVERIFIABLE');
+    }
   });
 
-  it('a refund hash on another status is noted, still MATCHED', () => {
-    expect(refund({})).toMatchObject({ verdict: 'MATCHED', actual: 'absent', detail: null });
+  it('a refund hash on a FINISHED swap is shown, NOT_APPLICABLE', () => {
+    expect(refund({})).toMatchObject({ verdict: 'NOT_APPLICABLE', actual: 'absent' });
     const c = refund({ refundTransactionId: 'tx9' });
-    expect(c).toMatchObject({ verdict: 'MATCHED', actual: 'tx9' });
+    expect(c).toMatchObject({ verdict: 'NOT_APPLICABLE', actual: 'tx9' });
     expect(c.detail).toContain('a refund transaction reported on a FINISHED swap');
   });
 
   it('a refund hash in payoutTransactionId of a REFUNDED swap is still a MISMATCH on hash.payout', () => {
     const result = run({ final: { status: 'REFUNDED', payoutTransactionId: 'bc1refundtx' } });
     expect(named(result, 'hash.payout').verdict).toBe('MISMATCH');
-    expect(named(result, 'hash.refund').detail).toBe('no refund hash reported');
+    expect(named(result, 'hash.refund').verdict).toBe('UNVERIFIABLE');
   });
 
   it('a refund hash that is not text is a caller bug', () => {

@@ -402,61 +402,69 @@ describe('fee checks on the base swap', () => {
   it('fees of a swap that is not final are UNVERIFIABLE', () => {
     const c = named(run({ final: { final: false, status: 'PENDING' } }), 'fee.provider');
     expect(c).toMatchObject({ verdict: 'UNVERIFIABLE', delta: '0' });
-    expect(c.detail).toContain('not final (PENDING)');
+    expect(c.detail).toContain('has not ended (PENDING)');
   });
 });
 
-describe('fees of REFUNDED and EXPIRED swaps: informational, no swap executed', () => {
+describe('fees of REFUNDED and EXPIRED swaps: NOT_APPLICABLE, shown as reported', () => {
   const ended = (status: string, final: Change['final'] = {}): Change => ({
     final: {
       status,
+      amount: null,
       payinTransactionId: status === 'EXPIRED' ? null : 'f4184fc5',
       payoutTransactionId: null,
+      refundTransactionId: status === 'REFUNDED' ? 'bc1refund' : null,
       ...final,
     },
   });
 
-  it.each(['REFUNDED', 'EXPIRED'])(
-    '%s with zero fees: WITHIN_TOLERANCE with the reason, never MISMATCH',
-    (status) => {
-      const result = run(ended(status, { providerFees: '0', referralFees: '0', payoutNetworkFees: '0' }));
-      for (const name of FEE_CHECKS) {
-        const c = named(result, name);
-        expect(c.verdict).toBe('WITHIN_TOLERANCE');
-        expect(c.detail).toBe(`no swap executed (${status}): fees are not charged as quoted`);
-      }
-      expect(named(result, 'fee.provider')).toMatchObject({
-        expected: '0.0015',
-        actual: '0',
-        delta: '-0.0015',
-      });
-      expect(named(result, 'fee.sum')).toMatchObject({ expected: '0.00242', actual: '0', delta: '-0.00242' });
-      expect(result.checks.some((c) => c.verdict === 'MISMATCH')).toBe(false);
-    },
-  );
-
-  it.each(['REFUNDED', 'EXPIRED'])('%s with the creation fees: MATCHED', (status) => {
-    const result = run(ended(status));
-    for (const name of FEE_CHECKS) expect(named(result, name).verdict).toBe('MATCHED');
+  it.each(['REFUNDED', 'EXPIRED'])('%s: every fee check is NOT_APPLICABLE, its figures shown', (status) => {
+    const result = run(ended(status, { providerFees: '0', referralFees: '0', payoutNetworkFees: '0' }));
+    for (const name of FEE_CHECKS) {
+      const c = named(result, name);
+      expect(c.verdict).toBe('NOT_APPLICABLE');
+      expect(c.detail).toBe(`no swap was executed (${status}): fees shown as reported, not judged`);
+    }
+    expect(named(result, 'fee.provider')).toMatchObject({ expected: '0.0015', actual: '0' });
+    expect(named(result, 'fee.sum')).toMatchObject({ expected: '0.00242', actual: '0' });
+    // Clean evidence otherwise: the fees never count against the verdict.
+    expect(result.verdict).toBe('MATCHED');
   });
 
-  it('even fees raised far beyond any tolerance, or missing, are informational there', () => {
+  it('even fees raised far beyond any tolerance, or missing, never count there', () => {
     const result = run(ended('REFUNDED', { providerFees: '5', referralFees: null }));
-    expect(named(result, 'fee.provider').verdict).toBe('WITHIN_TOLERANCE');
-    const missing = named(result, 'fee.referral');
-    expect(missing.verdict).toBe('WITHIN_TOLERANCE');
-    expect(missing.detail).toContain('no final referralFees reported');
-    expect(named(result, 'fee.sum').verdict).toBe('WITHIN_TOLERANCE');
-  });
-
-  it('a refused figure is bad data, not a fee: UNVERIFIABLE still', () => {
-    const c = named(run(ended('EXPIRED', { providerFees: '-1' })), 'fee.provider');
-    expect(c.verdict).toBe('UNVERIFIABLE');
-    expect(c.detail).toContain('must not be negative');
+    for (const name of FEE_CHECKS) expect(named(result, name).verdict).toBe('NOT_APPLICABLE');
+    expect(named(result, 'fee.provider').actual).toBe('5');
+    expect(result.verdict).toBe('MATCHED');
   });
 
   it('a FINISHED swap with zero fees is judged as usual: MISMATCH', () => {
     expect(named(run({ final: { providerFees: '0' } }), 'fee.provider').verdict).toBe('MISMATCH');
+  });
+});
+
+describe("fee.extra: the webhook's extra fee", () => {
+  it('none reported: NOT_APPLICABLE; zero: MATCHED', () => {
+    expect(named(run(), 'fee.extra').verdict).toBe('NOT_APPLICABLE');
+    expect(named(run({ final: { extraFees: '0' } }), 'fee.extra').verdict).toBe('MATCHED');
+  });
+
+  it('an extra fee on a FINISHED swap is a MISMATCH: no creation or signed figure has it', () => {
+    const result = run({ final: { extraFees: '0.0003' } });
+    expect(named(result, 'fee.extra')).toMatchObject({
+      verdict: 'MISMATCH',
+      expected: '0',
+      actual: '0.0003',
+    });
+    expect(result.verdict).toBe('MISMATCH');
+  });
+
+  it('bad text is UNVERIFIABLE; on a refund it is shown, not judged', () => {
+    expect(named(run({ final: { extraFees: '-1' } }), 'fee.extra').verdict).toBe('UNVERIFIABLE');
+    const refund = run({
+      final: { status: 'REFUNDED', amount: null, payoutTransactionId: null, extraFees: '0.1' },
+    });
+    expect(named(refund, 'fee.extra').verdict).toBe('NOT_APPLICABLE');
   });
 });
 

@@ -47,9 +47,11 @@ describe('reconciliation policy', () => {
     expect(text(parseReconciliationPolicy({}))).toEqual(text(DEFAULT_RECONCILIATION_POLICY));
   });
 
-  it('names twenty directional keys, each documented', () => {
+  it('names twenty directional keys and two quote bands, each documented', () => {
     const keys = Object.keys(RECONCILIATION_POLICY_KEYS);
-    expect(keys).toHaveLength(20);
+    expect(keys).toHaveLength(22);
+    expect(keys).toContain('RECONCILE_QUOTE_FIXED_BAND');
+    expect(keys).toContain('RECONCILE_QUOTE_FLOAT_BAND');
     for (const direction of ['FAVOUR', 'DISFAVOUR'])
       for (const bound of ['ABSOLUTE', 'RELATIVE']) {
         expect(keys).toContain(`RECONCILE_FEE_${direction}_TOLERANCE_${bound}`);

@@ -79,6 +79,8 @@ export const swaps = pgTable(
     payoutTransactionId: text('payout_transaction_id'),
     /** REFUNDED: the refund's hash, when the partner reports one. */
     refundTransactionId: text('refund_transaction_id'),
+    /** The webhook's "referral or extra fee" when the provider's is not the referral fee (fee.extra). */
+    extraFees: money('extra_fees'),
     corrected: boolean('corrected').notNull().default(false),
     /** The applied SwapCorrected that last amended this swap: the only key to a final swap (see trigger). */
     lastCorrectionEventId: uuid('last_correction_event_id'),
@@ -219,6 +221,11 @@ export const reconciliations = pgTable(
     swapId: text('swap_id').notNull(),
     eventId: uuid('event_id').notNull(),
     basedOnEventId: uuid('based_on_event_id').notNull(),
+    /**
+     * The log offset of that event (a swap's events share a partition): the current verdict is the one based
+     * on the newest event. Null when it was not journaled (verdicts folded before this column).
+     */
+    basedOnOffset: bigint('based_on_offset', { mode: 'bigint' }),
     verdict: text('verdict').notNull(),
     checks: jsonb('checks').notNull(),
     reconciledAt: ts('reconciled_at').notNull(),
