@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Admin } from 'kafkajs';
@@ -99,6 +100,25 @@ describe('ops/prometheus/alerts.yml', () => {
       expect(r.annotations?.summary, r.alert).toBeTruthy();
       if (r.for !== undefined) expect(r.for, r.alert).toMatch(/^\d+[smh]$/);
     }
+  });
+
+  it('alerts on rejected events by kind, fold errors and database refusals apart (issue 34)', () => {
+    const exprOf = (name: string) => rules.find((r) => r.alert === name)?.expr ?? '';
+    expect(exprOf('SwapLedgerFoldErrors')).toMatch(/outcome="rejected", reason="fold_error"/);
+    expect(exprOf('SwapLedgerDatabaseRefusals')).toMatch(/outcome="rejected", reason="database"/);
+    expect(exprOf('SwapLedgerEventsRejected')).toMatch(/sum by \(reason\)/);
+  });
+
+  it('is valid for promtool, where promtool is installed', () => {
+    const check = spawnSync(
+      'promtool',
+      ['check', 'rules', fileURLToPath(new URL('../../ops/prometheus/alerts.yml', import.meta.url))],
+      {
+        encoding: 'utf8',
+      },
+    );
+    if (check.error) return; // no promtool on this machine: the parse above still holds
+    expect(check.status, check.stdout + check.stderr).toBe(0);
   });
 
   it('names in every expr only metrics the code registers', () => {
