@@ -219,6 +219,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     if (!finished || !rebuiltSum || !liveSum) throw failure;
     logger.info({ schema, indexes: finished[0].built }, 'deferred indexes built');
     [rebuilt, live] = [rebuiltSum[0], liveSum[0]];
+    await withClient(pool, (c) => markReplayCheck(c, schema, rebuilt, live));
     phases.finishSeconds = finished[1];
     phases.checksumSeconds = Math.max(rebuiltSum[1], liveSum[1]);
   } finally {
@@ -303,9 +304,7 @@ async function markReplayExtent(databaseUrl: string, schema: string, until: Repl
         : `${PARTIAL_MARK} (--to-offset ${[...until.offsets].map(([p, o]) => (p < 0 ? `${o}` : `${p}:${o}`)).join(',')})`;
   const client = await connectClient(databaseUrl);
   try {
-    // COMMENT takes no bind parameters: the text is ours, quoted by the server's own function.
-    const quoted = (await client.query<{ q: string }>('select quote_literal($1) as q', [extent])).rows[0]!.q;
-    await client.query(`comment on schema ${assertIdentifier(schema)} is ${quoted}`);
+    await setSchemaComment(client, schema, extent);
   } finally {
     await client.end();
   }
@@ -317,25 +316,86 @@ export async function partialExtent(client: pg.ClientBase, schema: string): Prom
     `select obj_description(oid, 'pg_namespace') as c from pg_namespace where nspname = $1`,
     [schema],
   );
-  const comment = r.rows[0]?.c ?? null;
-  return comment !== null && comment.startsWith(PARTIAL_MARK) ? comment : undefined;
+  const extent = (r.rows[0]?.c ?? '').split('\n')[0]!;
+  return extent.startsWith(PARTIAL_MARK) ? extent : undefined;
+}
+
+const CHECK_MARK = 'swap-ledger replay check: ';
+
+/** What a rebuild's end check said: its checksum against the live state's when the replay ended. */
+export type ReplayCheck = 'EQUAL' | 'DIFFERENT' | 'NO_LIVE_SCHEMA';
+
+async function schemaComment(client: pg.ClientBase, schema: string): Promise<string> {
+  const r = await client.query<{ c: string | null }>(
+    `select obj_description(oid, 'pg_namespace') as c from pg_namespace where nspname = $1`,
+    [schema],
+  );
+  return r.rows[0]?.c ?? '';
+}
+
+async function setSchemaComment(client: pg.ClientBase, schema: string, text: string): Promise<void> {
+  // COMMENT takes no bind parameters: the text is quoted by the server's own function.
+  const quoted = (await client.query<{ q: string }>('select quote_literal($1) as q', [text])).rows[0]!.q;
+  await client.query(`comment on schema ${assertIdentifier(schema)} is ${quoted}`);
+}
+
+/**
+ * Records the end check in the rebuilt schema's comment, a line under its extent (no table, so no
+ * migration and nothing in the state checksum): `replay promote` later refuses a DIFFERENT or unchecked one.
+ */
+async function markReplayCheck(
+  client: pg.ClientBase,
+  schema: string,
+  rebuilt: StateChecksum,
+  live: StateChecksum | undefined,
+): Promise<void> {
+  const check: ReplayCheck =
+    live === undefined ? 'NO_LIVE_SCHEMA' : live.checksum === rebuilt.checksum ? 'EQUAL' : 'DIFFERENT';
+  const lines = (await schemaComment(client, schema)).split('\n').filter((l) => !l.startsWith(CHECK_MARK));
+  lines.push(`${CHECK_MARK}${check} (rebuilt ${rebuilt.checksum}, live ${live?.checksum ?? 'none'})`);
+  await setSchemaComment(client, schema, lines.join('\n'));
+}
+
+/** The end check a rebuilt schema records, or undefined when it has none (never checked: an old rebuild). */
+export async function replayCheckOf(client: pg.ClientBase, schema: string): Promise<ReplayCheck | undefined> {
+  const line = (await schemaComment(client, schema)).split('\n').find((l) => l.startsWith(CHECK_MARK));
+  const word = line?.slice(CHECK_MARK.length).split(' ')[0];
+  return word === 'EQUAL' || word === 'DIFFERENT' || word === 'NO_LIVE_SCHEMA' ? word : undefined;
 }
 
 export class PromoteRefusedError extends Error {
   override name = 'PromoteRefusedError';
 }
 
+/** An operator's explicit override of the end check: who and why, audited. */
+export interface PromoteForce {
+  operator: string;
+  reason: string;
+}
+
+export interface PromoteOptions {
+  /** Promote a rebuild stopped at --to-time/--to-offset (the log's tail is missing). */
+  allowPartial?: boolean;
+  /** Promote a rebuild whose end check said DIFFERENT, or that records no check: logged at warn, and kept. */
+  force?: PromoteForce;
+  /** Where the forced promotion's audit line goes. */
+  logger?: Logger;
+}
+
 /**
  * Makes `rebuilt` the live schema in one transaction: the live one is renamed to `<live>_prev_<time>` and
  * kept until `replay drop`; the finance views and grants are created again over the new live tables.
  * A schema rebuilt only up to a time or offset is refused unless `allowPartial` (the log's tail is missing).
+ * A rebuild whose end check said DIFFERENT (or that records none, or was checked with no live schema while
+ * one exists now) is refused unless `force` names the operator and the reason: the promotion is then logged
+ * at warn with both, and the promoted schema's comment keeps them.
  */
 export async function promote(
   databaseUrl: string,
   live: string,
   rebuilt: string,
-  options: { allowPartial?: boolean } = {},
-): Promise<{ previous: string }> {
+  options: PromoteOptions = {},
+): Promise<{ previous: string; check: ReplayCheck | undefined; forced: boolean }> {
   assertIdentifier(live);
   assertIdentifier(rebuilt);
   if (live === rebuilt) throw new Error(`${rebuilt} is already the live schema`);
@@ -356,15 +416,50 @@ export async function promote(
         `${rebuilt} was rebuilt only part of the log (${partial.slice(PARTIAL_MARK.length).trim()}): ` +
           'promoting it would drop every later event; rebuild to the end, or pass --allow-partial',
       );
+    const check = await replayCheckOf(client, rebuilt);
+    const liveExists = await schemaExists(client, live);
+    const checkedOk = check === 'EQUAL' || (check === 'NO_LIVE_SCHEMA' && !liveExists);
+    const force = options.force;
+    if (!checkedOk) {
+      const said =
+        check === undefined
+          ? 'records no end check (an unchecked rebuild)'
+          : check === 'NO_LIVE_SCHEMA'
+            ? `was checked when there was no live schema, and ${live} exists now`
+            : 'differs from the live state it was checked against (DIFFERENT)';
+      if (!force || force.operator.trim() === '' || force.reason.trim() === '')
+        throw new PromoteRefusedError(
+          `${rebuilt} ${said}: promoting it would replace the live state with another; inspect it, and if it ` +
+            'is the right state, promote it on purpose with --force --reason <why> --by <operator> (audited)',
+        );
+    }
     const previous = derivedSchemaName(live, 'prev');
-    if (await schemaExists(client, live)) await client.query(`alter schema ${live} rename to ${previous}`);
+    if (liveExists) await client.query(`alter schema ${live} rename to ${previous}`);
     await client.query(`alter schema ${rebuilt} rename to ${live}`);
     await ensureFinanceViews(client, live);
+    const forced = !checkedOk && force !== undefined;
+    if (forced) {
+      const audit = {
+        schema: rebuilt,
+        live,
+        previous,
+        check: check ?? 'unchecked',
+        operator: force.operator.trim(),
+        reason: force.reason.trim(),
+      };
+      // Kept with the promoted schema, and logged before the commit: no forced promotion goes unaudited.
+      await setSchemaComment(
+        client,
+        live,
+        `${await schemaComment(client, live)}\nswap-ledger replay promote --force: ${JSON.stringify({ ...audit, at: new Date().toISOString() })}`,
+      );
+      options.logger?.warn(audit, 'replay promote --force: a rebuild that did not check EQUAL made live');
+    }
     await client.query('commit');
     // Committed: the promotion stands whatever follows. Statistics are an optimisation (autovacuum gathers
     // them later), so a failure here is not the promotion's.
     await gatherStatistics(client, live).catch(() => {});
-    return { previous };
+    return { previous, check, forced };
   } catch (e) {
     await client.query('rollback').catch(() => {});
     throw e;

@@ -61,10 +61,56 @@ describe('replay promote guards (real stack)', () => {
     const rebuilt = /rebuilt schema\s+(\S+)/.exec(r.stdout)![1]!;
     expect(await listProjectionSchemas(stack.databaseUrl, live)).toContain(rebuilt);
 
-    // Promoting it on purpose still works: the operator named it.
-    const promoted = await runCli(['replay', 'promote', rebuilt], projectionConfig(log, live));
+    expect(r.stderr).toContain(`replay promote ${rebuilt} --force --reason`);
+
+    // Issue 34 point 9: naming it is not enough; the DIFFERENT check stands until forced with a reason.
+    const named = await runCli(['replay', 'promote', rebuilt], projectionConfig(log, live));
+    expect(named.code).toBe(1);
+    expect(named.stderr).toContain('differs from the live state it was checked against (DIFFERENT)');
+    expect(named.stderr).toContain('--force --reason <why> --by <operator>');
+    expect((await checksumOf(pool, live)).checksum).toBe(before);
+    // --force without its audit is a usage mistake: exit 2, nothing promoted.
+    for (const args of [['--force'], ['--force', '--reason', 'hand edit'], ['--reason', 'x', '--by', 'y']]) {
+      const bad = await runCli(['replay', 'promote', rebuilt, ...args], projectionConfig(log, live));
+      expect(bad.code, args.join(' ')).toBe(2);
+    }
+    expect((await checksumOf(pool, live)).checksum).toBe(before);
+
+    // On purpose, audited: the log line and the promoted schema's comment name who and why.
+    const reason = 'the live row was edited by hand; the log is right';
+    const promoted = await runCli(
+      ['replay', 'promote', rebuilt, '--force', '--reason', reason, '--by', 'alice'],
+      projectionConfig(log, live),
+    );
     expect(promoted.code, promoted.stderr).toBe(0);
+    expect(promoted.stdout).toContain(`promoted with --force by alice: ${reason}`);
+    const audit = promoted.stdout.split('\n').find((l) => l.includes('replay promote --force'));
+    expect(JSON.parse(audit!)).toMatchObject({
+      level: 40,
+      schema: rebuilt,
+      check: 'DIFFERENT',
+      operator: 'alice',
+      reason,
+    });
     expect((await checksumOf(pool, live)).checksum).not.toBe(before);
+    const comment = await pool.query<{ c: string }>(
+      `select obj_description(oid, 'pg_namespace') as c from pg_namespace where nspname = $1`,
+      [live],
+    );
+    expect(comment.rows[0]!.c).toMatch(/replay promote --force: .*"operator":"alice"/);
+  });
+
+  it('a rebuild with no recorded check (unchecked) is refused the same way', async () => {
+    const r = await runCli(['replay'], projectionConfig(log, live));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('EQUAL');
+    const schema = /rebuilt schema\s+(\S+)/.exec(r.stdout)![1]!;
+    // As a rebuild made before checks were recorded, or one whose check line was lost.
+    await pool.query(`comment on schema ${schema} is 'swap-ledger replay: complete'`);
+    const refused = await runCli(['replay', 'promote', schema], projectionConfig(log, live));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('records no end check (an unchecked rebuild)');
+    await pool.query(`drop schema ${schema} cascade`);
   });
 
   it('replay promote refuses a --to-time rebuild unless --allow-partial', async () => {
@@ -86,8 +132,26 @@ describe('replay promote guards (real stack)', () => {
     expect(refused.stderr).toContain('--allow-partial');
     expect((await checksumOf(pool, live)).checksum).toBe(before);
 
-    const forced = await runCli(
+    // A partial rebuild differs from the whole live state: it needs --force with its audit as well.
+    expect(partial.equal).toBe(false);
+    const onlyPartial = await runCli(
       ['replay', 'promote', partial.schema, '--allow-partial'],
+      projectionConfig(log, live),
+    );
+    expect(onlyPartial.code).toBe(1);
+    expect(onlyPartial.stderr).toContain('(DIFFERENT)');
+    const forced = await runCli(
+      [
+        'replay',
+        'promote',
+        partial.schema,
+        '--allow-partial',
+        '--force',
+        '--reason',
+        'audit cut',
+        '--by',
+        'bob',
+      ],
       projectionConfig(log, live),
     );
     expect(forced.code, forced.stderr).toBe(0);

@@ -4,12 +4,14 @@ import { parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { EventCodec, createKafka } from '../../events/index.ts';
 import { createLogger } from '../../observability/log.ts';
+import { partnerTextProblem } from '../../swap/text.ts';
 import {
   dropProjectionSchema,
   listProjectionSchemas,
   parseToOffset,
   promote,
   replay,
+  type PromoteForce,
   type ReplayProgress,
   type ReplayUntil,
 } from '../../ops/replay.ts';
@@ -104,12 +106,14 @@ export const replayCommand: Command = {
     if (flags.promote && result.live && !result.equal) {
       io.stderr(
         `not promoted: the rebuilt state differs from the live state. Inspect ${result.schema}; if it is the ` +
-          `right state, promote it on purpose: swap-ledger replay promote ${result.schema}`,
+          `right state, promote it on purpose: swap-ledger replay promote ${result.schema} --force --reason <why> --by <operator>`,
       );
       return 1;
     }
     if (flags.promote) {
-      const { previous } = await promote(config.DATABASE_URL, config.PROJECTION_SCHEMA, result.schema);
+      const { previous } = await promote(config.DATABASE_URL, config.PROJECTION_SCHEMA, result.schema, {
+        logger,
+      });
       io.stdout(
         `promoted ${result.schema} to ${config.PROJECTION_SCHEMA}; the previous state is kept as ${previous}`,
       );
@@ -121,22 +125,58 @@ export const replayCommand: Command = {
 
 export const replayPromoteCommand: Command = {
   words: ['replay', 'promote'],
-  usage: 'replay promote <schema> [--allow-partial]',
+  usage: 'replay promote <schema> [--allow-partial] [--force --reason <why> --by <operator>]',
   summary:
-    'make a rebuilt schema the live one, atomically; the previous live schema is kept (a partial rebuild only with --allow-partial)',
+    'make a rebuilt schema the live one, atomically; the previous live schema is kept (a partial rebuild only with --allow-partial; one whose check said DIFFERENT, or unchecked, only with --force, a reason and an operator, audited)',
   async run(args, io) {
-    const { positionals, flags } = parseOptions(args, { values: [], flags: ['allow-partial'] });
-    if (positionals.length !== 1) throw new UsageError('name one rebuilt schema');
-    const config = loadConfig(process.env, ['DATABASE_URL']);
-    const { previous } = await promote(config.DATABASE_URL, config.PROJECTION_SCHEMA, positionals[0]!, {
-      allowPartial: flags['allow-partial'] === true,
+    const { positionals, flags, values } = parseOptions(args, {
+      values: ['reason', 'by'],
+      flags: ['allow-partial', 'force'],
     });
+    if (positionals.length !== 1) throw new UsageError('name one rebuilt schema');
+    const force = promoteForce(flags.force === true, values);
+    const config = loadConfig(process.env, ['DATABASE_URL']);
+    const logger = createLogger({ level: 'warn', name: 'replay-promote' });
+    const { previous, forced } = await promote(
+      config.DATABASE_URL,
+      config.PROJECTION_SCHEMA,
+      positionals[0]!,
+      {
+        allowPartial: flags['allow-partial'] === true,
+        ...(force ? { force } : {}),
+        logger,
+      },
+    );
+    if (forced)
+      io.stdout(
+        `promoted with --force by ${force!.operator}: ${force!.reason} (logged, and kept in the schema's comment)`,
+      );
     io.stdout(
       `promoted ${positionals[0]} to ${config.PROJECTION_SCHEMA}; the previous state is kept as ${previous}`,
     );
     return 0;
   },
 };
+
+/** `--force` with its audit: a reason and an operator, printable and bounded, or a usage error. */
+export function promoteForce(
+  force: boolean,
+  values: { reason?: string | undefined; by?: string | undefined },
+): PromoteForce | undefined {
+  if (!force) {
+    if (values.reason !== undefined || values.by !== undefined)
+      throw new UsageError('--reason and --by go with --force');
+    return undefined;
+  }
+  for (const name of ['reason', 'by'] as const) {
+    const v = values[name];
+    if (v === undefined || v.trim() === '')
+      throw new UsageError(`--force needs --${name}: a forced promotion is audited`);
+    const problem = partnerTextProblem(v, 2000);
+    if (problem) throw new UsageError(`--${name} ${problem}`);
+  }
+  return { operator: values.by!.trim(), reason: values.reason!.trim() };
+}
 
 export const replayListCommand: Command = {
   words: ['replay', 'list'],
