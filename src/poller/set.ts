@@ -160,15 +160,17 @@ export async function recordConfirmation(pool: pg.Pool, c: ConfirmationRecord): 
           `insert into platform.poll_confirmations
              (swap_id, provider_id, outcome, detail, event_id, state, attempts, next_due_at, missing,
               confirmed_at, last_attempt_at, ended_at)
-           values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, case when $6 = 'confirming' then null else $10 end)
+           values ($1, $2, $3, $4, $5, $6::text, $7, $8::timestamptz, $9::text[], $10::timestamptz,
+                   $10::timestamptz, case when $6::text = 'confirming' then null else $10::timestamptz end)
            on conflict (swap_id, provider_id) do nothing`,
           values,
         )
       : await pool.query(
           `update platform.poll_confirmations
-           set outcome = $3, detail = $4, event_id = coalesce($5, event_id), state = $6, attempts = $7,
-               next_due_at = $8, missing = $9, last_attempt_at = $10,
-               ended_at = case when $6 = 'confirming' then null else $10 end
+           set outcome = $3, detail = $4, event_id = coalesce($5::uuid, event_id), state = $6::text,
+               attempts = $7, next_due_at = $8::timestamptz, missing = $9::text[],
+               last_attempt_at = $10::timestamptz,
+               ended_at = case when $6::text = 'confirming' then null else $10::timestamptz end
            where swap_id = $1 and provider_id = $2 and state = 'confirming' and attempts = $11`,
           [...values, c.seenAttempts],
         );
