@@ -11,6 +11,7 @@ import type { QuoteResponse, SwapResponse } from '../partner/types.ts';
 import { providerSignatureOf } from '../partner/validate.ts';
 import { parsePartnerTimestamp } from '../partner/checker.ts';
 import { describeSwapPayload, type PayloadInspection } from '../payload/index.ts';
+import { partnerCreatedAt } from './created.ts';
 
 /**
  * Builders of the events the gateway records, all through `newEvent`. Keys (src/events/keys.ts): quotes
@@ -212,6 +213,7 @@ export function swapCreatedEvent(
   const r = s.response;
   const sig = providerSignatureOf(r.providerSig);
   const decoded = s.inspection.decoded;
+  const created = partnerCreatedAt(r.createdAt, c.now);
   return gatewayEvent(
     c,
     'SwapCreated',
@@ -221,7 +223,7 @@ export function swapCreatedEvent(
       request: s.request,
       quote: s.quote,
       payinAddress: r.payinAddress,
-      createdAt: r.createdAt,
+      createdAt: created.createdAt,
       providerFees: r.providerFees,
       referralFees: r.referralFees,
       payoutNetworkFees: r.payoutNetworkFees,
@@ -233,7 +235,7 @@ export function swapCreatedEvent(
       decodedPayloadJson: decoded ? JSON.stringify(describeSwapPayload(decoded)) : null,
       signedAmountToProvider: decoded ? decoded.amount_to_provider.toString() : null,
       signedAmountToWallet: decoded ? decoded.amount_to_wallet.toString() : null,
-      findings: s.inspection.findings.map(eventFinding),
+      findings: [...s.inspection.findings.map(eventFinding), ...(created.finding ? [created.finding] : [])],
       extraFieldsJson: extraFieldsJson(r, SWAP_FIELDS),
     },
   );

@@ -245,7 +245,9 @@ export class SwapFlow {
     try {
       await this.deps.publisher.publishWith(
         [event],
-        (client) => recordCreatedSwap(client, { swapId: swap.swapId, providerId, createdAt: swap.createdAt }),
+        // The time as the event records it (strict ISO-8601 UTC), never the partner's text as sent.
+        (client) =>
+          recordCreatedSwap(client, { swapId: swap.swapId, providerId, createdAt: event.payload.createdAt }),
         'swap created: queued with its created_swaps row',
       );
     } catch (e) {

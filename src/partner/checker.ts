@@ -1,3 +1,4 @@
+import { parseInstant } from '../events/time.ts';
 import { isDecimalText, parseDecimal } from '../money/decimal.ts';
 import { partnerTextProblem } from '../swap/text.ts';
 import { PartnerResponseError } from './errors.ts';
@@ -121,47 +122,14 @@ export class Checker {
   }
 }
 
-const TIMESTAMP =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/;
-
 /**
  * ISO-8601 date-time with an explicit offset: `Z`, `+00:00`, or the interface's `+0000` (which
  * Date.parse does not read everywhere). A local time without offset is refused: it names no instant.
+ * The one strict rule of src/events/time.ts: a real calendar date, years 0001-9999 kept as written (never
+ * read as 19xx), an offset Postgres stores (±15:59); anything else is not a time.
  */
 export function parsePartnerTimestamp(text: string): Date | undefined {
-  const m = TIMESTAMP.exec(text);
-  if (!m) return undefined;
-  const [, y, mo, d, h, mi, s = '0', frac = '', z, sign, oh = '0', om = '0'] = m;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map((x) =>
-    Number.parseInt(x!, 10),
-  ) as [number, number, number, number, number, number];
-  const offH = Number.parseInt(oh, 10);
-  const offM = Number.parseInt(om, 10);
-  if (
-    month < 1 ||
-    month > 12 ||
-    day < 1 ||
-    hour > 23 ||
-    minute > 59 ||
-    second > 59 ||
-    offH > 23 ||
-    offM > 59
-  ) {
-    return undefined;
-  }
-  const local = Date.UTC(
-    year,
-    month - 1,
-    day,
-    hour,
-    minute,
-    second,
-    Number.parseInt((frac + '00').slice(0, 3), 10),
-  );
-  const check = new Date(local);
-  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined; // e.g. 02-30
-  const offsetMs = z ? 0 : (sign === '-' ? -1 : 1) * (offH * 60 + offM) * 60_000;
-  return new Date(local - offsetMs);
+  return parseInstant(text);
 }
 
 export function join(path: string, key: string): string {

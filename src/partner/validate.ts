@@ -163,7 +163,9 @@ export function validateSwapResponse(body: unknown, ctx: ValidationContext): Swa
     ...o,
     swapId: c.string(o, 'swapId', ''),
     payinAddress: c.string(o, 'payinAddress', ''),
-    createdAt: c.timestamp(o, 'createdAt', ''),
+    // The swap exists at the partner whatever its createdAt says: a text that is not a time Postgres can
+    // store is kept as sent, and the gateway records the swap with a `response.created_at` finding.
+    createdAt: c.string(o, 'createdAt', ''),
     // The swap exists at the partner whatever its fee format: a fee that is not decimal text is unknown
     // (a JSON number has already lost precision, so it is never used as a value); see swapResponseFeeFindings.
     providerFees: c.feeOrUnknown(o, 'providerFees', ''),

@@ -64,6 +64,11 @@ describe('parsePartnerTimestamp', () => {
     ['2025-06-01T07:00:00-0530', '2025-06-01T12:30:00.000Z'],
     ['2025-06-01T12:30:00.123456+0000', '2025-06-01T12:30:00.123Z'],
     ['2025-06-01T12:30+0000', '2025-06-01T12:30:00.000Z'],
+    // Years 0001-0099 as written (Date.UTC reads them as 19xx), and the widest offset Postgres stores.
+    ['0050-06-01T12:00:00Z', '0050-06-01T12:00:00.000Z'],
+    ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+    ['2025-06-01T12:30:00+15:59', '2025-05-31T20:31:00.000Z'],
+    ['2024-02-29T00:00:00Z', '2024-02-29T00:00:00.000Z'],
   ])('reads %s', (text, iso) => {
     expect(parsePartnerTimestamp(text)?.toISOString()).toBe(iso);
   });
@@ -77,6 +82,12 @@ describe('parsePartnerTimestamp', () => {
     '2025-06-01 12:30:00Z',
     '1717245000',
     '2025-06-01T12:30:00+000',
+    // What Postgres would refuse: an offset beyond ±15:59, year 0000, a day that does not exist.
+    '2025-06-01T12:30:00+16:00',
+    '2025-06-01T12:30:00-2359',
+    '0000-06-01T12:00:00Z',
+    '0001-01-01T00:00:00+01:00', // year 0000 in UTC
+    '2025-02-29T00:00:00Z',
   ])('refuses %s', (text) => {
     expect(parsePartnerTimestamp(text)).toBeUndefined();
   });
@@ -279,11 +290,19 @@ describe('swap responses', () => {
     [{ providerSig: 'AAAA.BBBB' }, 'providerSig'],
     [{ swapId: 12 }, 'swapId'],
     [{ payinAddress: '' }, 'payinAddress'],
-    [{ createdAt: 'yesterday' }, 'createdAt'],
+    [{ createdAt: 1717245000 }, 'createdAt'],
     [{ providerFees: '0.1x' }, 'providerFees'],
     [{ providerFees: '1'.repeat(81) }, 'providerFees'],
   ])('refuses %j', (patch, field) => {
     expect(refusal(() => validateSwapResponse({ ...swap, ...patch }, ctx('swap-float'))).field).toBe(field);
+  });
+});
+
+describe('a SwapResponse createdAt that is not a time', () => {
+  it('is kept as sent, not refused: the partner created the swap (the gateway records it with a finding)', () => {
+    expect(validateSwapResponse({ ...swap, createdAt: 'yesterday' }, ctx('swap-float')).createdAt).toBe(
+      'yesterday',
+    );
   });
 });
 
