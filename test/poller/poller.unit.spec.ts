@@ -115,6 +115,8 @@ function harness(
     shared?: ReturnType<typeof memoryStore> & { open: PolledSwap[]; confirms: ConfirmCandidate[] };
     appended?: SwapEvent[];
     clock?: { t: number };
+    /** Appends that fail (Kafka down) before they succeed again. */
+    failAppends?: number;
   } = {},
 ) {
   const clock = opts.clock ?? { t: T0 };
@@ -123,6 +125,7 @@ function harness(
   const memory = opts.shared ?? memoryStore(open, confirms);
   const { store, records, confirmations } = memory;
   const appended: SwapEvent[] = opts.appended ?? [];
+  let failing = opts.failAppends ?? 0;
   let inFlight = 0;
   let peak = 0;
   const counted = opts.wrap
@@ -154,7 +157,15 @@ function harness(
   const poller = new Poller({
     store,
     partners: { get: async (id) => (id === 'sim' ? partner : undefined) },
-    appender: { append: async (e) => void appended.push(e) },
+    appender: {
+      append: async (e) => {
+        if (failing > 0) {
+          failing--;
+          throw new Error('kafka unavailable');
+        }
+        appended.push(e);
+      },
+    },
     logger: pino({ level: 'silent' }),
     concurrency: opts.concurrency ?? 4,
     rateLimit: opts.rate ?? { perSecond: 1000, burst: 1000 },
@@ -483,6 +494,23 @@ describe('Poller', () => {
     expect(h.confirmations).toEqual([{ swapId: id, outcome: 'stale' }]);
     await h.poller.tick();
     expect(h.confirmations.at(-1)).toEqual({ swapId: id, outcome: 'deadline' });
+  });
+
+  it('a confirmation whose StatusReported was not appended is taken back: asked again after the error backoff', async () => {
+    const h = harness({ failAppends: 1 });
+    const id = await newSwap();
+    sim.advance(id, 'FINISHED', undefined, { notify: false });
+    h.confirms.push(finalRow(id));
+    await h.poller.tick();
+    expect(h.appended).toEqual([]);
+    expect(h.records.get(id)).toMatchObject({ state: 'confirming', outcome: 'error', nextDueAt: null });
+    h.advance(4000);
+    await h.poller.tick(); // within the error backoff (5 s)
+    expect(h.appended).toEqual([]);
+    h.advance(1000);
+    await h.poller.tick();
+    expect(h.appended).toHaveLength(1);
+    expect(h.records.get(id)).toMatchObject({ state: 'confirmed', outcome: 'appended', attempts: 2 });
   });
 
   it('two pollers of one provider: one records the attempt and appends, the other appends nothing', async () => {
