@@ -38,6 +38,31 @@ export const FIRST_WAVE: readonly DemoSwap[] = [
   { method: 'fixed', from: 'btc', to: 'ltc', amount: '0.01', outcome: 'REFUNDED' },
   { method: 'float', from: 'ltc', to: 'eth', amount: '2', outcome: 'FINISHED', fault: 'missing-payout-hash' },
   { method: 'fixed', from: 'usdt', to: 'btc', amount: '250', outcome: 'EXPIRED' },
+  // One per rule of the verdict's outcomes and the quote: each a mismatch (or an unproven refund) to find.
+  {
+    method: 'fixed',
+    from: 'btc',
+    to: 'eth',
+    amount: '0.01',
+    outcome: 'EXPIRED',
+    fault: 'deposit-after-expiry',
+  },
+  {
+    method: 'fixed',
+    from: 'eth',
+    to: 'ltc',
+    amount: '0.5',
+    outcome: 'REFUNDED',
+    fault: 'refund-without-refund-hash',
+  },
+  {
+    method: 'fixed',
+    from: 'ltc',
+    to: 'eth',
+    amount: '2',
+    outcome: 'FINISHED',
+    fault: 'network-fee-above-quote',
+  },
 ];
 
 const AMOUNTS: Readonly<Record<string, string>> = {
@@ -56,6 +81,8 @@ const FAULTS: readonly SwapFault[] = [
   'fees-differ-from-creation',
   'missing-payin-hash',
   'wrong-destination-amount',
+  'network-fee-above-quote',
+  'referral-below-quote',
 ];
 
 /** After the first wave: mostly clean finished swaps, some refunds and expiries, one in eight faulty. */

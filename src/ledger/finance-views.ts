@@ -22,7 +22,7 @@ export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: st
         payload_currency_to, amount_from, quoted_amount_to, amount_to, created_provider_fees, created_referral_fees,
         created_payout_network_fees, provider_fees, referral_fees, payout_network_fees, status, status_class,
         final, final_at, closed_at, corrected, created_at, payin_transaction_id, payout_transaction_id,
-        refund_transaction_id
+        refund_transaction_id, extra_fees
         from ${live}.swaps`,
     },
     {
@@ -112,7 +112,27 @@ export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: st
         where v.verdict = 'MISMATCH' and c.value->>'verdict' not in ('MATCHED', 'WITHIN_TOLERANCE', 'NOT_APPLICABLE')`,
     },
     {
+      // The quote as contract: every quote check of a current verdict that moved (quoted figure, actual, delta).
+      name: 'quote_deviations',
+      sql: `select r.swap_id, r.provider_id, s.trade_method, s.payload_currency_to as currency, r.reconciled_at,
+        c.value->>'name' as check_name, c.value->>'verdict' as check_verdict, c.value->>'expected' as quoted,
+        c.value->>'actual' as actual, c.value->>'delta' as delta, c.value->>'detail' as detail
+        from ${live}.reconciliations r
+        join ${live}.swaps s on s.provider_id = r.provider_id and s.swap_id = r.swap_id
+        cross join lateral jsonb_array_elements(r.checks) as c(value)
+        where c.value->>'name' like 'quote.%' and c.value->>'verdict' in ('WITHIN_TOLERANCE', 'MISMATCH')`,
+    },
+    {
+      // Quote deviations per partner, check, currency and method: how often, how many beyond the band, how much.
+      name: 'quote_deviations_by_partner',
+      sql: `select provider_id, check_name, currency, trade_method, count(*) as deviations,
+        count(*) filter (where check_verdict = 'MISMATCH') as mismatches,
+        sum(delta::numeric) filter (where delta ~ '^-?[0-9]+(\\.[0-9]+)?$') as net_delta
+        from ${finance}.quote_deviations group by provider_id, check_name, currency, trade_method`,
+    },
+    {
       // Final swaps whose reported figures the journal does not (fully) carry, and why: nothing is guessed.
+      // Closed swaps where money moved (a deposit after expiry), until a later final status settles them.
       name: 'ledger_exceptions',
       sql: `select swap_id, provider_id, status, final_at, reason from (
           select swap_id, provider_id, status, final_at, 'source amount unknown: no payin posted' as reason
@@ -136,6 +156,16 @@ export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: st
             from ${live}.swaps where final and status in ('REFUNDED', 'EXPIRED')
               and (coalesce(amount_to, 0) <> 0 or coalesce(provider_fees, 0) <> 0
                 or coalesce(referral_fees, 0) <> 0 or coalesce(payout_network_fees, 0) <> 0)
+          union all
+          select swap_id, provider_id, status, closed_at, 'money moved on an expired swap: ' ||
+              concat_ws(', ', case when payin_transaction_id is not null then 'a deposit (payin ' || payin_transaction_id || ')' end,
+                case when payout_transaction_id is not null then 'a payout (' || payout_transaction_id || ')' end,
+                case when refund_transaction_id is not null then 'a refund (' || refund_transaction_id || ')' end,
+                case when coalesce(amount_to, 0) <> 0 then 'an amount of ' || amount_to end) ||
+              '; not settled by a final status'
+            from ${live}.swaps where status_class = 'closed'
+              and (payin_transaction_id is not null or payout_transaction_id is not null
+                or refund_transaction_id is not null or coalesce(amount_to, 0) <> 0)
         ) e`,
     },
   ];

@@ -31,6 +31,19 @@ const EXPECTED: Record<SwapFault, { check: string; verdict: 'MISMATCH' | 'UNVERI
   'missing-payin-hash': { check: 'hash.payin', verdict: 'MISMATCH' },
   'missing-payout-hash': { check: 'hash.payout', verdict: 'MISMATCH' },
   'missing-final-amount': { check: 'amount.to_wallet', verdict: 'UNVERIFIABLE' },
+  'network-fee-above-quote': { check: 'quote.fee.payout_network', verdict: 'MISMATCH' },
+  'referral-below-quote': { check: 'quote.fee.referral', verdict: 'MISMATCH' },
+  'refund-without-refund-hash': { check: 'hash.refund', verdict: 'UNVERIFIABLE' },
+  'deposit-after-expiry': { check: 'hash.payin', verdict: 'MISMATCH' },
+};
+
+/** Where each swap is taken; FINISHED unless named here. */
+type Kind = SwapFault | 'clean-fixed' | 'clean-float' | 'clean-refund' | 'clean-expiry';
+const OUTCOME: Partial<Record<Kind, 'REFUNDED' | 'EXPIRED'>> = {
+  'refund-without-refund-hash': 'REFUNDED',
+  'deposit-after-expiry': 'EXPIRED',
+  'clean-refund': 'REFUNDED',
+  'clean-expiry': 'EXPIRED',
 };
 
 interface Check {
@@ -49,7 +62,7 @@ describe('reconciliation end to end through the partner simulator', () => {
   let log: Awaited<ReturnType<typeof freshEventLog>>;
   let platformPool: pg.Pool;
   let reconciler: Reconciler;
-  const swaps = new Map<string, SwapFault | 'clean-fixed' | 'clean-float'>();
+  const swaps = new Map<string, Kind>();
 
   async function createSwap(method: 'fixed' | 'float'): Promise<string> {
     const q = await api(p, 'POST', '/v1/quotes', {
@@ -94,20 +107,22 @@ describe('reconciliation end to end through the partner simulator', () => {
     }
     swaps.set(await createSwap('fixed'), 'clean-fixed');
     swaps.set(await createSwap('float'), 'clean-float');
+    swaps.set(await createSwap('fixed'), 'clean-refund');
+    swaps.set(await createSwap('float'), 'clean-expiry');
 
-    for (const swapId of swaps.keys()) {
+    for (const [swapId, kind] of swaps) {
       p.sim.advance(swapId, 'PENDING');
-      p.sim.advance(swapId, 'FINISHED');
+      p.sim.advance(swapId, OUTCOME[kind] ?? 'FINISHED');
     }
     await p.sim.settled();
     // Final by webhook (or by poll where the webhook was refused, e.g. without an amount); the
     // confirming poll brings what a webhook cannot carry.
     await eventually(
-      'every swap final in the projection',
+      'every swap ended (final, or closed) in the projection',
       async () => {
         await p.poller.tick();
         const r = await p.pool.query(
-          'select count(*)::int as n from swaps where final and swap_id = any($1)',
+          `select count(*)::int as n from swaps where status_class <> 'open' and swap_id = any($1)`,
           [[...swaps.keys()]],
         );
         return r.rows[0].n === swaps.size ? true : undefined;
@@ -180,12 +195,12 @@ describe('reconciliation end to end through the partner simulator', () => {
     });
   }
 
-  it('flags no clean swap: fixed and float reconcile MATCHED or WITHIN_TOLERANCE on every check', async () => {
-    for (const kind of ['clean-fixed', 'clean-float'] as const) {
+  it('flags no clean swap: fixed, float, a refund and an expiry reconcile MATCHED or WITHIN_TOLERANCE', async () => {
+    for (const kind of ['clean-fixed', 'clean-float', 'clean-refund', 'clean-expiry'] as const) {
       const swapId = [...swaps].find(([, f]) => f === kind)![0];
       const { verdict, checks } = await verdictOf(swapId);
       expect(
-        checks.filter((c) => !['MATCHED', 'WITHIN_TOLERANCE'].includes(c.verdict)),
+        checks.filter((c) => !['MATCHED', 'WITHIN_TOLERANCE', 'NOT_APPLICABLE'].includes(c.verdict)),
         kind,
       ).toEqual([]);
       expect(['MATCHED', 'WITHIN_TOLERANCE']).toContain(verdict);

@@ -78,6 +78,8 @@ export async function startPlatform(options: {
       `    payloadKeys: [{ keyId: ${key.keyId}, curve: ${key.curve}, publicKey: "${String(key.publicKey)}", validFrom: "${key.validFrom}" }]`,
       '    currencies: { btc: BTC, eth: ETH, ltc: LTC, xrp: XRP, usdt: USDT, sol: SOL, bat: BAT, pol: POL }',
       '    statusMap: { EXCHANGING: PENDING, SENDING: PENDING }',
+      // The simulator's webhooks carry the referral fee in networkFees ("referral or extra fee").
+      '    webhookNetworkFees: referral',
       '    pollIntervalSeconds: 1',
       '    rateLimit: { perSecond: 1000, burst: 1000 }',
       '',

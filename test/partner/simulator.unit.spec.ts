@@ -164,6 +164,9 @@ describe('payload faults', () => {
     'wrong-source-amount': 'payload.amount_to_provider',
     'wrong-destination-amount': '', // not checkable at creation: the reconciler compares it with the final amount
     'invalid-signature': 'signature.verify',
+    // Creation figures off the quote: the payload is honest, the reconciler's quote checks see it.
+    'network-fee-above-quote': '',
+    'referral-below-quote': '',
   };
 
   it.each(PAYLOAD_FAULTS)('%s is what the payload check reports', async (fault) => {
@@ -180,6 +183,21 @@ describe('payload faults', () => {
       const signed = faulty.payload.decoded!.amount_to_wallet;
       const expectedWei = toWei(view.amountTo) + toWei(view.creationFees.payoutNetworkFees);
       expect(signed).toBe(expectedWei + expectedWei / 10n + 1n);
+    } else if (fault === 'network-fee-above-quote' || fault === 'referral-below-quote') {
+      expect(problems).toEqual([]);
+      const view = sim.swap(faulty.swap.swapId)!;
+      const cleanView = sim.swap(clean.swap.swapId)!;
+      const signed = faulty.payload.decoded!.amount_to_wallet;
+      // The payload signs the quoted output (amount + network fee as quoted): the creation moved value.
+      if (fault === 'network-fee-above-quote') {
+        const fee = toWei(view.creationFees.payoutNetworkFees);
+        expect(fee).toBe(toWei(cleanView.creationFees.payoutNetworkFees) * 5n);
+        expect(toWei(view.amountTo) + fee).toBe(signed);
+      } else {
+        expect(toWei(view.creationFees.referralFees) * 5n).toBeLessThanOrEqual(
+          toWei(cleanView.creationFees.referralFees),
+        );
+      }
     } else {
       expect(problems).toEqual([expected[fault]]);
     }

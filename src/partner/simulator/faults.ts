@@ -77,7 +77,7 @@ export const CALL_FAULT_KINDS: readonly CallFaultKind[] = [
   'drop-connection',
 ];
 
-/** Faults in the signed payload of a swap: applied when the swap is created. */
+/** Faults in the signed payload of a swap, or its creation figures: applied when the swap is created. */
 export const PAYLOAD_FAULTS = [
   /** device_transaction_id_ng is another 32 bytes than the request nonce. */
   'wrong-nonce',
@@ -94,6 +94,13 @@ export const PAYLOAD_FAULTS = [
   'wrong-destination-amount',
   /** The signature does not verify (one byte of R flipped). */
   'invalid-signature',
+  /**
+   * Creation figures off the quote (the payload still signs the quoted output): the payout network fee
+   * estimate five times the quote's, the final amount short by as much (value hidden in the estimate).
+   */
+  'network-fee-above-quote',
+  /** The referral fee (the platform's revenue) a fifth of the quote's, at creation and final. */
+  'referral-below-quote',
 ] as const;
 export type PayloadFault = (typeof PAYLOAD_FAULTS)[number];
 
@@ -107,6 +114,10 @@ export const FINAL_STATUS_FAULTS = [
   'missing-payout-hash',
   /** No final amount at all. */
   'missing-final-amount',
+  /** REFUNDED: no refund transaction reported (the refund is not evidenced). */
+  'refund-without-refund-hash',
+  /** EXPIRED: a deposit (payin transaction) reported, the swap staying EXPIRED (money moved). */
+  'deposit-after-expiry',
 ] as const;
 export type FinalStatusFault = (typeof FINAL_STATUS_FAULTS)[number];
 

@@ -114,7 +114,9 @@ export function setStatus(
     const final = swap.tradeMethod === 'float' ? estimate.times(rules.floatDrift.plus(1)) : estimate;
     f.amount = formatDecimal(roundDown(final, swap.to.decimals));
   } else if (like === 'REFUNDED') {
-    // The refund goes back in the source coin: no payout hash (the reconciler's REFUNDED rule).
+    // The refund goes back in the source coin; the interface carries its hash where a payout's would be
+    // (GET /status payoutTransactionId, the webhook's transactionHash): the platform keeps it as the refund's.
+    f.payoutTransactionId ??= txHash(isEvm(swap.from));
     f.amount = '0';
   } else if (like === 'EXPIRED') {
     f.amount = '0';
@@ -148,6 +150,12 @@ export function applyFinalFaults(swap: SwapState): void {
         break;
       case 'missing-final-amount':
         f.amount = undefined;
+        break;
+      case 'refund-without-refund-hash':
+        if (swap.like === 'REFUNDED') f.payoutTransactionId = undefined;
+        break;
+      case 'deposit-after-expiry':
+        if (swap.like === 'EXPIRED') f.payinTransactionId ??= txHash(isEvm(swap.from));
         break;
     }
   }

@@ -113,12 +113,15 @@ export class SwapBook {
     }
 
     const faults = new Set<SwapFault>(this.nextSwapFaults.shift() ?? []);
+    // The payload signs the quoted output whatever the creation figures say (creationFigures).
+    const quoted = priced;
+    priced = creationFigures(quoted, faults, to);
     const swapId = randomUUID();
     const payinAddress = address(from);
     const createdAt = this.rules.now().toISOString();
     const nonceBytes = new Uint8Array(Buffer.from(nonce, 'hex'));
     const atomicFrom = atomic(amountFrom, from);
-    const atomicTo = atomic(priced.amountTo.plus(priced.payoutNetworkFees), to);
+    const atomicTo = atomic(quoted.amountTo.plus(quoted.payoutNetworkFees), to);
     const fields: SwapPayloadFields = {
       payin_address: faults.has('wrong-payin-address') ? address(from) : payinAddress,
       refund_address: faults.has('wrong-refund-address') ? `${refundAddress}x` : refundAddress,
@@ -192,6 +195,25 @@ export class SwapBook {
     if (this.options.progression?.advanceOn === 'poll' && stepForward(this.rules, swap)) moved(swap);
     return report(swap, this.options);
   }
+}
+
+/**
+ * What the partner states at creation: the quote's figures, unless a creation fault moves them. Value hidden
+ * in the network fee estimate comes out of the amount the user is to get (the partner's books balance).
+ */
+function creationFigures(quoted: Priced, faults: ReadonlySet<SwapFault>, to: SimCurrency): Priced {
+  let priced = quoted;
+  if (faults.has('network-fee-above-quote')) {
+    const fee = quoted.payoutNetworkFees.times(5);
+    priced = {
+      ...priced,
+      payoutNetworkFees: fee,
+      amountTo: roundDown(quoted.amountTo.minus(fee.minus(quoted.payoutNetworkFees)), to.decimals),
+    };
+  }
+  if (faults.has('referral-below-quote'))
+    priced = { ...priced, referralFees: roundDown(quoted.referralFees.div(5), to.decimals) };
+  return priced;
 }
 
 function atomic(amount: Decimal, currency: SimCurrency): bigint {
