@@ -4,7 +4,7 @@
  * the CLI (the top); the edge kit (src/http) imports no edge; nothing in src imports tests; no import circle.
  */
 const PURE =
-  '^src/(money|swap|payload)/|^src/ledger/(postings|accounts)[.]ts$|^src/reconciler/(checks|amount-checks|fee-checks|inputs|policy|types|exact)[.]ts$|^src/projector/(fold|swaps|requests|parking|admissible|verdict|state)[.]ts$';
+  '^src/(money|swap|payload)/|^src/ledger/(postings|accounts)[.]ts$|^src/reconciler/(checks|amount-checks|fee-checks|inputs|policy|types|exact)[.]ts$|^src/projector/(fold|swaps|requests|parking|admissible|verdict|state|reapply)[.]ts$';
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', from: { path: '^src/' }, to: { circular: true } },

@@ -165,6 +165,18 @@ export interface DeadLetterDiscarded {
   reason: string;
 }
 
+/**
+ * An operator re-applies an event journaled as rejected once its cause is fixed (`events reapply`). The
+ * fold applies the carried event at this event's position, under this event's id.
+ */
+export interface EventReapplied {
+  eventId: string;
+  eventType: string;
+  operator: string;
+  reason: string;
+  eventJson: string;
+}
+
 export interface PayloadByType {
   QuoteReceived: QuoteReceived;
   QuoteRejected: QuoteRejected;
@@ -177,6 +189,7 @@ export interface PayloadByType {
   SwapCorrected: SwapCorrected;
   DeadLetterRetried: DeadLetterRetried;
   DeadLetterDiscarded: DeadLetterDiscarded;
+  EventReapplied: EventReapplied;
 }
 
 export type EventType = keyof PayloadByType;
@@ -192,6 +205,7 @@ export const EVENT_TYPES = [
   'DeadLetterRetried',
   'DeadLetterDiscarded',
   'StatusContradicted',
+  'EventReapplied',
 ] as const satisfies readonly EventType[];
 
 interface EnvelopeOf<T extends EventType> {

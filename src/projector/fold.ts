@@ -12,6 +12,7 @@ import {
   foldSwapReconciled,
 } from './swaps.ts';
 import { rejected, type Verdict } from './verdict.ts';
+import { carriedEvent, foldEventReapplied } from './reapply.ts';
 
 export { deadLetterId, foldUndecodable } from './parking.ts';
 
@@ -34,7 +35,15 @@ const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => Verdict 
   SwapCorrected: foldSwapCorrected,
   DeadLetterRetried: (ws, e) => resolveDeadLetter(ws, e, foldEvent, release),
   DeadLetterDiscarded: (ws, e) => resolveDeadLetter(ws, e, foldEvent, release),
+  EventReapplied: (ws, e) => foldEventReapplied(ws, e, foldCarried),
 };
+
+/** A reapplied event's fold: its input bounds, then its own rule (parking was the reapply's, at dispatch). */
+function foldCarried(ws: WorkingSet, event: SwapEvent): Verdict {
+  const problem = inadmissible(event);
+  if (problem) return rejected(`refused by the fold's input bounds: ${problem}`);
+  return (folds[event.eventType] as (ws: WorkingSet, e: SwapEvent) => Verdict)(ws, event);
+}
 
 function dispatch(ws: WorkingSet, event: SwapEvent, position: Position): Verdict {
   // First: an event no state could hold is rejected, never parked (its journal row must be storable).
@@ -127,6 +136,11 @@ export function rowKeys(event: SwapEvent): {
     case 'DeadLetterRetried':
     case 'DeadLetterDiscarded':
       return {};
+    case 'EventReapplied': {
+      // The rows of the event it carries (an unreadable one is rejected by the fold: nothing to load).
+      const carried = carriedEvent(event);
+      return typeof carried === 'string' ? {} : rowKeys(carried);
+    }
     default:
       return event.swapId
         ? {

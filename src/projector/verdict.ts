@@ -34,6 +34,7 @@ export const REJECTION_KINDS = [
   'trade_method',
   'request_state',
   'dead_letter',
+  'reapply',
   'other',
 ] as const;
 export type RejectionKind = (typeof REJECTION_KINDS)[number];
@@ -42,6 +43,7 @@ const KIND_OF: readonly [RegExp, RejectionKind][] = [
   [/^refused by the fold's input bounds/, 'input_bounds'],
   [/^the database refused/, 'database'],
   [/^the (fold|projector) failed on the event/, 'fold_error'],
+  [/^reapply of /, 'reapply'],
   [/^unknown swap |carries no swapId/, 'unknown_swap'],
   [/was already (created|recorded)/, 'duplicate'],
   [/^ingest saw the swap final/, 'not_final'],

@@ -7,6 +7,7 @@ import { topicsCreateCommand } from './topics.ts';
 import { projectorRunCommand } from './projector.ts';
 import { replayCommand, replayDropCommand, replayListCommand, replayPromoteCommand } from './replay.ts';
 import { dlqDiscardCommand, dlqListCommand, dlqRetryCommand } from './dlq.ts';
+import { eventsReapplyCommand } from './events.ts';
 import { swapCorrectCommand, swapShowCommand } from './swap.ts';
 import { reconcileCommand, reconcilerRunCommand } from './reconcile.ts';
 import { reportCommand } from './report.ts';
@@ -42,6 +43,7 @@ export const commands: readonly Command[] = [
   dlqListCommand,
   dlqRetryCommand,
   dlqDiscardCommand,
+  eventsReapplyCommand,
   swapShowCommand,
   swapCorrectCommand,
   reconcileCommand,
