@@ -14,7 +14,7 @@ import {
 import type { SwapEvent } from '../events/types.ts';
 import { EventDecodeError } from '../events/codec.ts';
 import { foldEvent, foldUndecodable, journalRow } from './fold.ts';
-import { loadWorkingSet, type BatchItem, type RetryDecoder } from './load.ts';
+import { loadWorkingSet, type BatchItem, type PositionedEvent, type RetryDecoder } from './load.ts';
 import { swapKey } from '../events/keys.ts';
 import { WorkingSet, type JournalRow } from './state.ts';
 
@@ -206,14 +206,48 @@ export function isEventLevelError(e: unknown): boolean {
     !(e as { errno?: unknown })?.errno &&
     !(e as { syscall?: unknown })?.syscall &&
     e instanceof Error &&
-    !/connection|terminat|timeout|ECONN/i.test(e.message)
+    !/connection|terminat|timeout|ECONN|ETIMEDOUT|EPIPE|socket|not queryable/i.test(e.message)
   );
 }
 
 const describeError = (e: unknown) => {
   const err = e as { code?: string; message?: string; detail?: string };
-  return `${err.code ? `${err.code} ` : ''}${String(err.message ?? e).slice(0, 400)}${err.detail ? ` (${err.detail.slice(0, 200)})` : ''}`;
+  const text = `${err.code ? `${err.code} ` : ''}${String(err.message ?? e).slice(0, 400)}${err.detail ? ` (${err.detail.slice(0, 200)})` : ''}`;
+  return text.replaceAll('\u0000', '\ufffd'); // a reason goes into a journal row: never a U+0000
 };
+
+/**
+ * Writes a rejected event's journal row. The codec bounds its envelope (ids, times) and the row keeps its
+ * texts storable (U+0000 shown as U+FFFD); should Postgres still refuse the row, it is written once more
+ * without the payload and changes, the reason saying so (the event's bytes stay in Kafka): a row the
+ * journal cannot take must not fail the batch forever.
+ */
+async function journalRejected(
+  client: pg.ClientBase,
+  event: SwapEvent,
+  position: PositionedEvent['position'],
+  reason: string,
+): Promise<JournalRow> {
+  const row = journalRow(event, position, { outcome: 'rejected', reason });
+  await client.query('savepoint rejected_row');
+  try {
+    await copyRows(client, eventJournal, [row]);
+    await client.query('release savepoint rejected_row');
+    return row;
+  } catch (e) {
+    if (!isEventLevelError(e)) throw e;
+    await client.query('rollback to savepoint rejected_row');
+    const bare: JournalRow = {
+      ...row,
+      providerId: row.providerId.replaceAll('\u0000', '\ufffd'),
+      payload: {},
+      changes: null,
+      reason: `${reason} (its payload could not be journaled: ${describeError(e)})`,
+    };
+    await copyRows(client, eventJournal, [bare]);
+    return bare;
+  }
+}
 
 /**
  * What an event-level error says about its event: a SQLSTATE is the database's refusal; anything else
@@ -234,7 +268,7 @@ function refusalOf(eventId: string, err: unknown): Refusal {
   return {
     eventId,
     kind: 'fold_error',
-    reason: `${where} (a bug, not a refusal by the database): ${e.message.slice(0, 400)}`,
+    reason: `${where} (a bug, not a refusal by the database): ${e.message.slice(0, 400).replaceAll('\u0000', '\ufffd')}`,
     ...(e.stack ? { stack: e.stack } : {}),
   };
 }
@@ -419,8 +453,7 @@ export async function projectBatch(
           if (!isEventLevelError(err) || !('event' in item)) throw err;
           await client.query('rollback to savepoint one_event');
           const refusal = refusalOf(item.event.eventId, err);
-          const row = journalRow(item.event, item.position, { outcome: 'rejected', reason: refusal.reason });
-          await copyRows(client, eventJournal, [row]);
+          const row = await journalRejected(client, item.event, item.position, refusal.reason);
           folded.journal.push(row);
           refusedByDatabase.push(refusal);
         }

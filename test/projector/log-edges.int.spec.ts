@@ -250,6 +250,40 @@ describe('the log does not stop, and a replay does not differ, on its narrow pat
   });
 });
 
+describe('a rejected row the journal refuses does not fail the batch forever (real Postgres)', () => {
+  const topic = 'unstorable-row-topic';
+  let projection: { schema: string; pool: pg.Pool };
+
+  beforeAll(async () => {
+    projection = await freshProjectionAtStart('unstorable_row', topic);
+  });
+  afterAll(async () => {
+    await projection?.pool.end();
+  });
+
+  it('an event that bypassed the codec with a U+0000 providerId is journaled without its payload; the next applies', async () => {
+    const bad = { ...statusReported('ur-1', 'PENDING'), providerId: 'partner-a\u0000' } as SwapEvent;
+    const next = swapCreated('ur-2');
+    const at = (offset: bigint) => ({ topic, partition: 0, offset });
+    const client = await projection.pool.connect();
+    try {
+      const result = await projectBatch(client, topic, 0, 0n, [
+        { position: at(0n), event: bad },
+        { position: at(1n), event: next },
+      ]);
+      expect(result.ok).toBe(true);
+    } finally {
+      client.release();
+    }
+    const j = await projection.pool.query(
+      `select provider_id, outcome, reason, payload from event_journal order by "offset"`,
+    );
+    expect(j.rows.map((r) => r.outcome)).toEqual(['rejected', 'applied']);
+    expect(j.rows[0]).toMatchObject({ provider_id: 'partner-a\ufffd', payload: {} });
+    expect(j.rows[0].reason).toMatch(/its payload could not be journaled/);
+  });
+});
+
 describe('a fold that throws is a fold error, not a refusal by the database (real Postgres)', () => {
   const topic = 'fold-error-topic';
   let projection: { schema: string; pool: pg.Pool };
