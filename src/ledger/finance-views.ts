@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { assertIdentifier, connectClient } from '../db/client.ts';
+import { PLATFORM_SCHEMA } from '../db/migrate.ts';
 
 export const FINANCE_SCHEMA = 'finance';
 /** Read-only role for finance: it may read the finance views, nothing else. */
@@ -11,9 +12,25 @@ export const FINANCE_ROLE = 'swap_ledger_finance';
  * Later views may read earlier ones (`${finance}.postings`); they are dropped in reverse order.
  * Days are UTC calendar days of the effective time, whatever the session's time zone.
  */
-export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: string; sql: string }[] {
+export function financeViews(
+  live: string,
+  finance = FINANCE_SCHEMA,
+  /** The platform schema when its confirmations view exists (migrated first by `db migrate` and `up`). */
+  platform: string | null = PLATFORM_SCHEMA,
+): { name: string; sql: string }[] {
   assertIdentifier(live);
   assertIdentifier(finance);
+  if (platform !== null) assertIdentifier(platform);
+  // Final swaps the partner never completed before the confirmation deadline (the poller gave up asking).
+  const neverReported =
+    platform === null
+      ? ''
+      : `union all
+          select s.swap_id, s.provider_id, s.status, s.final_at,
+              'never reported before the confirmation deadline: ' || array_to_string(c.missing, ', ')
+            from ${live}.swaps s
+            join ${platform}.confirmations_never_reported c
+              on c.provider_id = s.provider_id and c.swap_id = s.swap_id`;
   const day = (col: string) => `(${col} at time zone 'UTC')::date`;
   return [
     {
@@ -166,6 +183,7 @@ export function financeViews(live: string, finance = FINANCE_SCHEMA): { name: st
             from ${live}.swaps where status_class = 'closed'
               and (payin_transaction_id is not null or payout_transaction_id is not null
                 or refund_transaction_id is not null or coalesce(amount_to, 0) <> 0)
+          ${neverReported}
         ) e`,
     },
   ];
@@ -194,7 +212,10 @@ export async function ensureFinanceViews(
   live: string,
   finance = FINANCE_SCHEMA,
 ): Promise<void> {
-  const views = financeViews(live, finance);
+  const confirmations = await client.query<{ found: string | null }>(
+    `select to_regclass('${PLATFORM_SCHEMA}.confirmations_never_reported')::text as found`,
+  );
+  const views = financeViews(live, finance, confirmations.rows[0]?.found ? PLATFORM_SCHEMA : null);
   await client.query(`create schema if not exists ${finance}`);
   await client.query(
     `do $$ begin

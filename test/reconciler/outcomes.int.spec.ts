@@ -140,6 +140,26 @@ describe('outcomes judged on their evidence (real stack)', () => {
     ]);
   });
 
+  it('a final swap whose confirmation the poller gave up on is a ledger exception naming the figures never reported', async () => {
+    await log.append([vectorSwap('oc-never', providerId), finished('oc-never', providerId, '0.000005')]);
+    await waitForProjection(projection, log.topic);
+    await platform.query(
+      `insert into platform.poll_confirmations (swap_id, provider_id, outcome, state, attempts, missing, ended_at)
+       values ('oc-never', $1, 'deadline', 'abandoned', 12, '{payoutNetworkFees,referralFees}', now())`,
+      [providerId],
+    );
+    const exceptions = await projection.query(
+      `select reason from ${finance}.ledger_exceptions where provider_id = $1 and swap_id = 'oc-never'`,
+      [providerId],
+    );
+    expect(exceptions.rows.map((e) => e.reason)).toEqual([
+      'never reported before the confirmation deadline: payoutNetworkFees, referralFees',
+    ]);
+    // Judged like any other, so the queue is empty for the next test.
+    expect(await reconciler().drainQueue()).toBe(1);
+    await waitForProjection(projection, log.topic);
+  });
+
   it('two reconcilers appending out of order: the verdict based on the newest event stays current', async () => {
     // A slow reconciler: its verdict on the final status waits at the appender until released.
     let release!: () => void;
