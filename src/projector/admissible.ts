@@ -1,6 +1,6 @@
 import type { SwapEvent } from '../events/types.ts';
 import { isDecimalText } from '../money/decimal.ts';
-import { partnerTextProblem } from '../swap/text.ts';
+import { storableTextProblem } from '../swap/text.ts';
 
 /**
  * The fold's own input bounds, for events that reached the log without passing an edge (an old log, a
@@ -56,7 +56,7 @@ function moneyProblem(fields: Record<string, string | null | undefined>): string
 function textProblem(fields: Record<string, string | null | undefined>): string | undefined {
   for (const [name, v] of Object.entries(fields)) {
     if (v === null || v === undefined) continue;
-    const problem = partnerTextProblem(v);
+    const problem = storableTextProblem(v);
     if (problem) return `${name} ${problem}`;
   }
   return undefined;

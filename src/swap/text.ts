@@ -29,10 +29,28 @@ const INVISIBLE_CHAR = new RegExp(`^[${INVISIBLE}]$`);
 /** The same rule as a JSON Schema `pattern` (fastify's Ajv compiles it with the `u` flag). */
 export const PRINTABLE_PATTERN = `^[^\\u0000-\\u001f\\u007f-\\u009f${INVISIBLE}]*$`;
 
+/** The same without the invisible characters: what the fold refuses (see storableTextProblem). */
+const UNSTORABLE = new RegExp(
+  `[\\u0000-\\u001f\\u007f-\\u009f]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]`,
+);
+
 /** Why `value` is not acceptable partner text, or undefined when it is. */
 export function partnerTextProblem(value: string, maxLength = MAX_PARTNER_TEXT): string | undefined {
+  return textProblemBy(UNPRINTABLE, value, maxLength);
+}
+
+/**
+ * The fold's bound: the edges' without the invisible characters, which the edges began refusing later than
+ * the rest. A log that already holds one must replay as it was applied (replay EQUAL), and such text is
+ * storable; what the fold refuses is what it always refused.
+ */
+export function storableTextProblem(value: string, maxLength = MAX_PARTNER_TEXT): string | undefined {
+  return textProblemBy(UNSTORABLE, value, maxLength);
+}
+
+function textProblemBy(rule: RegExp, value: string, maxLength: number): string | undefined {
   if (value.length > maxLength) return `longer than ${maxLength} characters`;
-  const bad = UNPRINTABLE.exec(value);
+  const bad = rule.exec(value);
   if (bad) {
     const code = bad[0].codePointAt(0)!;
     const hex = code.toString(16).toUpperCase().padStart(4, '0');

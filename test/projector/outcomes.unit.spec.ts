@@ -78,3 +78,12 @@ describe("fold: the webhook's extra fee has a column", () => {
       .then({ outcome: 'applied', swap: { extraFees: '0.0003' } });
   });
 });
+
+describe('fold: an old log with an invisible character in partner text replays as it was applied', () => {
+  it('a payin hash with a bidi override applies (the edges refuse it now; the fold never did)', () => {
+    spec()
+      .given(swapCreated('s1'))
+      .when(statusReported('s1', 'PENDING', { payinTransactionId: 'abc\u202edef' }))
+      .then({ outcome: 'applied', swap: { payinTransactionId: 'abc\u202edef' } });
+  });
+});

@@ -44,3 +44,14 @@ describe('partner text bounds', () => {
     }
   });
 });
+
+describe('the fold keeps what it always accepted', () => {
+  it('storableTextProblem refuses controls and lone surrogates, not the invisible characters the edges refuse', async () => {
+    const { storableTextProblem } = await import('../../src/swap/text.ts');
+    const spoof = '0xb794f5ea0ba39494ce839613fffba74279579268\u202e4321';
+    expect(storableTextProblem(spoof)).toBeUndefined();
+    expect(storableTextProblem('a\u0000b')).toMatch(/unprintable character U\+0000 at 1/);
+    expect(storableTextProblem('a\ud800')).toMatch(/unprintable/);
+    expect(storableTextProblem('x'.repeat(257))).toMatch(/longer than 256/);
+  });
+});
