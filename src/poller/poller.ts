@@ -21,6 +21,7 @@ import {
 } from './confirm.ts';
 import {
   confirmationCandidates,
+  expiredWithMoneyPastGrace,
   pollingSet,
   recordConfirmation,
   reopenConfirmation,
@@ -45,6 +46,8 @@ export interface PollerMetrics {
   readonly setSize: Gauge;
   /** Providers paused by a 420 (Retry-After) at the last tick. */
   readonly pausedProviders: Gauge;
+  /** Closed swaps with money moved that left the grace window unsettled, by provider: alerted on. */
+  readonly expiredWithMoney: Gauge;
 }
 
 export function createPollerMetrics(registry = new MetricsRegistry()): PollerMetrics {
@@ -85,12 +88,19 @@ export function createPollerMetrics(registry = new MetricsRegistry()): PollerMet
       'swap_ledger_poller_paused_providers',
       'Providers paused after a 420 (Retry-After) at the last tick',
     ),
+    expiredWithMoney: registry.gauge(
+      'swap_ledger_poller_expired_with_money_past_grace',
+      'Closed (EXPIRED) swaps where money moved (a deposit, a payout, a refund or an amount) that left the slow polling set (POLL_CLOSED_GRACE_HOURS) with no final status to settle them, at the last tick',
+      ['provider'],
+    ),
   };
 }
 
 /** Where the poller reads its sets and records confirmations (Postgres unless replaced, e.g. in tests). */
 export interface PollerStore {
   pollingSet(): Promise<PolledSwap[]>;
+  /** Closed swaps where money moved and the grace window ended unsettled, counted by provider. */
+  expiredWithMoneyPastGrace?(): Promise<{ providerId: string; swaps: number }[]>;
   /** Swaps owed a confirming poll at `nowMs` (the poller's clock). */
   confirmationCandidates(nowMs: number): Promise<ConfirmCandidate[]>;
   /** Records a confirming attempt if no other poller recorded it first (false: it did). */
@@ -118,6 +128,11 @@ export function postgresPollerStore(
         ...(closedGraceHours !== undefined ? { closedGraceHours } : {}),
       }),
     confirmationCandidates: (nowMs) => confirmationCandidates(pool, confirmWindowHours, nowMs, providerIds),
+    expiredWithMoneyPastGrace: () =>
+      expiredWithMoneyPastGrace(pool, {
+        ...(providerIds ? { providerIds } : {}),
+        ...(closedGraceHours !== undefined ? { closedGraceHours } : {}),
+      }),
     recordConfirmation: (c) => recordConfirmation(pool, c),
     reopenConfirmation: (c) => reopenConfirmation(pool, c),
   };
@@ -207,6 +222,7 @@ export class Poller {
   private readonly pausedUntil = new Map<string, number>();
   private readonly lastAppended = new Map<string, { fingerprint: string; version: number | null }>();
   private ticking: Promise<TickReport> | undefined;
+  private expiredWithMoneyLogged = new Map<string, number>();
   private readonly deadlineMs: number;
   private readonly confirmBackoff: { readonly baseMs: number; readonly maxMs: number };
   readonly metrics: PollerMetrics;
@@ -315,10 +331,36 @@ export class Poller {
       setSize: open.length,
     };
     this.metrics.setSize.set(open.length);
+    await this.countExpiredWithMoney();
     const at = this.now();
     this.metrics.pausedProviders.set([...this.pausedUntil.values()].filter((until) => until > at).length);
     if (report.polled > 0 || report.deferred > 0) logger.debug(report, 'poller tick');
     return report;
+  }
+
+  /**
+   * A closed swap where money moved leaves the slow polling set at the end of its grace window: nothing
+   * watches it after that, so it is counted (and alerted on) until a final status settles it.
+   */
+  private async countExpiredWithMoney(): Promise<void> {
+    const read = this.options.store.expiredWithMoneyPastGrace;
+    if (!read) return;
+    const counts = await read().catch((e: unknown) => {
+      this.options.logger.warn({ err: { message: (e as Error).message } }, 'expired swaps with money unread');
+      return undefined;
+    });
+    if (!counts) return;
+    const gauge = this.metrics.expiredWithMoney;
+    gauge.reset();
+    for (const c of counts) {
+      gauge.set({ provider: c.providerId }, c.swaps);
+      if (c.swaps !== this.expiredWithMoneyLogged.get(c.providerId))
+        this.options.logger.warn(
+          { provider: c.providerId, swaps: c.swaps },
+          'closed swaps where money moved left the grace window unsettled (finance.ledger_exceptions)',
+        );
+    }
+    this.expiredWithMoneyLogged = new Map(counts.map((c) => [c.providerId, c.swaps]));
   }
 
   private semaphoreOf(providerId: string): LimitFunction {

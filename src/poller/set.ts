@@ -235,3 +235,24 @@ export async function neverReported(
     abandonedAt: row.abandoned_at,
   }));
 }
+
+/**
+ * Closed swaps where money moved (a payin, a payout, a refund or an amount reported on an EXPIRED swap) whose
+ * grace window ended with no final status to settle them, counted by provider: the poller no longer asks
+ * about them, so they are alerted on (finance.ledger_exceptions lists each).
+ */
+export async function expiredWithMoneyPastGrace(
+  pool: pg.Pool,
+  options: { providerIds?: readonly string[]; closedGraceHours?: number } = {},
+): Promise<{ providerId: string; swaps: number }[]> {
+  const r = await pool.query<{ provider_id: string; swaps: number }>(
+    `select provider_id, count(*)::int as swaps from swaps
+     where status_class = 'closed' and closed_at <= now() - make_interval(hours => $1)
+       and (payin_transaction_id is not null or payout_transaction_id is not null
+            or refund_transaction_id is not null or coalesce(amount_to, 0) <> 0)
+       and ($2::text[] is null or provider_id = any($2))
+     group by provider_id order by provider_id`,
+    [options.closedGraceHours ?? 7 * 24, options.providerIds?.length ? options.providerIds : null],
+  );
+  return r.rows.map((row) => ({ providerId: row.provider_id, swaps: row.swaps }));
+}

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import type { SwapEvent } from '../../src/events/types.ts';
 import { buildStatusMapping } from '../../src/swap/status.ts';
 import { PartnerClient } from '../../src/partner/client.ts';
-import { startPartnerSimulator, type PartnerSimulator } from '../../src/partner/simulator/index.ts';
+import { startPartnerSimulator, type PartnerSimulator } from '../../src/simulator/index.ts';
 import type { PolledSwap } from '../../src/poller/change.ts';
 import { Poller, type PollerStore } from '../../src/poller/poller.ts';
 import type { ConfirmCandidate, ConfirmationOutcome, ConfirmationRecord } from '../../src/poller/set.ts';
@@ -511,6 +511,18 @@ describe('Poller', () => {
     await h.poller.tick();
     expect(h.appended).toHaveLength(1);
     expect(h.records.get(id)).toMatchObject({ state: 'confirmed', outcome: 'appended', attempts: 2 });
+  });
+
+  it('counts the closed swaps with money moved that left the grace window unsettled, per provider, for the alert', async () => {
+    const h = harness();
+    let counts = [{ providerId: 'sim', swaps: 2 }];
+    h.memory.store.expiredWithMoneyPastGrace = async () => counts;
+    await h.poller.tick();
+    expect(await valueOf(h.poller.metrics.expiredWithMoney, { provider: 'sim' })).toBe(2);
+    // Settled by a final status: the series goes back to nothing.
+    counts = [];
+    await h.poller.tick();
+    expect(await valueOf(h.poller.metrics.expiredWithMoney, { provider: 'sim' })).toBe(0);
   });
 
   it('two pollers of one provider: one records the attempt and appends, the other appends nothing', async () => {

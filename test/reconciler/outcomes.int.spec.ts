@@ -138,6 +138,18 @@ describe('outcomes judged on their evidence (real stack)', () => {
     expect(exceptions.rows.map((e) => e.reason)).toEqual([
       'money moved on an expired swap: a deposit (payin late-deposit); not settled by a final status',
     ]);
+    // Once it leaves the grace window unsettled, the poller counts it for its alert.
+    const { expiredWithMoneyPastGrace } = await import('../../src/poller/set.ts');
+    const closedAt = await projection.query(
+      `select extract(epoch from now() - closed_at) / 3600 as hours from swaps where swap_id = 'oc-expiry'`,
+    );
+    const hours = Math.floor(Number(closedAt.rows[0].hours));
+    expect(
+      await expiredWithMoneyPastGrace(projection, { providerIds: [providerId], closedGraceHours: hours + 2 }),
+    ).toEqual([]);
+    expect(
+      await expiredWithMoneyPastGrace(projection, { providerIds: [providerId], closedGraceHours: 0 }),
+    ).toEqual([{ providerId, swaps: 1 }]);
   });
 
   it('a final swap whose confirmation the poller gave up on is a ledger exception naming the figures never reported', async () => {
