@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import cron from 'node-cron';
 import { isDecimalText } from '../money/decimal.ts';
-import { RECONCILIATION_POLICY_KEYS, retiredPolicyKeyProblems } from '../reconciler/policy.ts';
-import { parseWorkerEndpoints, type WorkerEndpoint } from '../ops/worker-health.ts';
+import { parseWorkerEndpoints, type WorkerEndpoint } from '../observability/worker-health.ts';
 
 /**
  * One typed configuration for every process. Values come from the environment, then from an optional
@@ -72,45 +71,12 @@ const topicName: Parser<string> = (raw) => {
   return raw.trim();
 };
 
-/** The reconciler's directional fee tolerance keys (RECONCILIATION_POLICY_KEYS documents them; a test keeps both equal). */
-export const POLICY_KEYS = [
-  'RECONCILE_FEE_FAVOUR_TOLERANCE_ABSOLUTE',
-  'RECONCILE_FEE_FAVOUR_TOLERANCE_RELATIVE',
-  'RECONCILE_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
-  'RECONCILE_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
-  'RECONCILE_PROVIDER_FEE_FAVOUR_TOLERANCE_ABSOLUTE',
-  'RECONCILE_PROVIDER_FEE_FAVOUR_TOLERANCE_RELATIVE',
-  'RECONCILE_PROVIDER_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
-  'RECONCILE_PROVIDER_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
-  'RECONCILE_REFERRAL_FEE_FAVOUR_TOLERANCE_ABSOLUTE',
-  'RECONCILE_REFERRAL_FEE_FAVOUR_TOLERANCE_RELATIVE',
-  'RECONCILE_REFERRAL_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
-  'RECONCILE_REFERRAL_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
-  'RECONCILE_PAYOUT_NETWORK_FEE_FAVOUR_TOLERANCE_ABSOLUTE',
-  'RECONCILE_PAYOUT_NETWORK_FEE_FAVOUR_TOLERANCE_RELATIVE',
-  'RECONCILE_PAYOUT_NETWORK_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
-  'RECONCILE_PAYOUT_NETWORK_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
-  'RECONCILE_SUM_FEE_FAVOUR_TOLERANCE_ABSOLUTE',
-  'RECONCILE_SUM_FEE_FAVOUR_TOLERANCE_RELATIVE',
-  'RECONCILE_SUM_FEE_DISFAVOUR_TOLERANCE_ABSOLUTE',
-  'RECONCILE_SUM_FEE_DISFAVOUR_TOLERANCE_RELATIVE',
-  'RECONCILE_QUOTE_FIXED_BAND',
-  'RECONCILE_QUOTE_FLOAT_BAND',
-] as const;
-
-/** Plain decimal text here; parseReconciliationPolicy checks bounds. Empty: not set. */
-function policyKeys(): Record<(typeof POLICY_KEYS)[number], KeySpec<string>> {
-  return Object.fromEntries(
-    POLICY_KEYS.map((key) => [key, RECONCILIATION_POLICY_KEYS[key] ?? key] as const).map(([key, doc]) => [
-      key,
-      {
-        parse: (raw: string) => (isDecimalText(raw.trim()) ? raw.trim() : fail('must be plain decimal text')),
-        default: '',
-        doc,
-      },
-    ]),
-  ) as Record<(typeof POLICY_KEYS)[number], KeySpec<string>>;
-}
+/**
+ * The reconciler's policy keys (fee tolerances, quote bands) are its own: every RECONCILE_* key is passed
+ * through as text in `RECONCILE`, and the reconciler's policy parser (src/reconciler/policy.ts) refuses an
+ * unknown, retired or out-of-range one when it starts. Configuration knows no reconciliation rule.
+ */
+export const PASSED_THROUGH_PREFIX = 'RECONCILE_';
 
 function fail(message: string): never {
   throw new Error(message);
@@ -243,7 +209,6 @@ export const configSpec = {
     default: '*/5 * * * *',
     doc: 'node-cron schedule of the sweep for final swaps the queue missed',
   },
-  ...policyKeys(),
   GATEWAY_HOST: {
     parse: str,
     default: '127.0.0.1',
@@ -356,7 +321,10 @@ export const configSpec = {
 } satisfies Record<string, KeySpec<unknown>>;
 
 type Spec = typeof configSpec;
-export type Config = { [K in keyof Spec]: ReturnType<Spec[K]['parse']> };
+export type Config = { [K in keyof Spec]: ReturnType<Spec[K]['parse']> } & {
+  /** Every RECONCILE_* key set (environment over file), as text: the reconciler's policy parses it. */
+  readonly RECONCILE: Readonly<Record<string, string>>;
+};
 export type ConfigKey = keyof Spec;
 
 export class ConfigError extends Error {
@@ -394,13 +362,14 @@ export function loadConfig(
       problems.push(`SWAP_LEDGER_CONFIG: cannot read ${file}: ${(e as Error).message}`);
     }
     for (const k of Object.keys(fileValues)) {
-      if (!(k in configSpec) && retiredPolicyKeyProblems({ [k]: fileValues[k] }).length === 0)
+      if (!(k in configSpec) && !k.startsWith(PASSED_THROUGH_PREFIX))
         problems.push(`${k}: unknown key in ${file}`);
     }
   }
-  // The old symmetric fee tolerances would otherwise be ignored silently from the environment.
-  problems.push(...retiredPolicyKeyProblems({ ...fileValues, ...env }));
-  const out: Record<string, unknown> = {};
+  const passed: Record<string, string> = {};
+  for (const [k, v] of [...Object.entries(fileValues), ...Object.entries(env)])
+    if (k.startsWith(PASSED_THROUGH_PREFIX) && v !== undefined && v.trim() !== '') passed[k] = v.trim();
+  const out: Record<string, unknown> = { RECONCILE: Object.freeze(passed) };
   for (const [key, spec] of Object.entries(configSpec) as [ConfigKey, KeySpec<unknown>][]) {
     const raw = env[key] ?? fileValues[key];
     if (raw === undefined || raw === '') {

@@ -1,4 +1,4 @@
-import { readWorkerHealth, type WorkerEndpoint, type WorkerHealth } from '../ops/worker-health.ts';
+import { readWorkerHealth, type WorkerEndpoint, type WorkerHealth } from '../observability/worker-health.ts';
 import { badge, html, table, type Html } from './html.ts';
 
 /**

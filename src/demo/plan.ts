@@ -1,4 +1,4 @@
-import type { SwapFault } from '../partner/simulator/index.ts';
+import type { SwapFault } from '../simulator/index.ts';
 
 /** What the demo makes one swap do: how it is created, where the partner takes it, what goes wrong. */
 export interface DemoSwap {

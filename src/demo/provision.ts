@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { PayloadSigner } from '../partner/simulator/index.ts';
+import { PayloadSigner } from '../simulator/index.ts';
 import { generateApiKey, apiKeyDigest } from '../providers/api-keys.ts';
 import { readProvidersFile } from '../providers/file.ts';
 import { loadProviders } from '../providers/store.ts';

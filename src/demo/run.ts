@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../observability/log.ts';
-import { seededRandom, startPartnerSimulator, type PartnerSimulator } from '../partner/simulator/index.ts';
+import { seededRandom, startPartnerSimulator, type PartnerSimulator } from '../simulator/index.ts';
 import { FIRST_WAVE, nextDemoSwap, stepsOf, type DemoSwap } from './plan.ts';
 
 /** Addresses of the demo user, per partner currency id (plausible shapes; the simulator echoes them). */

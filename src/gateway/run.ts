@@ -3,12 +3,8 @@ import type { Config } from '../config/config.ts';
 import { openAppender, type AppenderConfig } from '../events/open.ts';
 import type { EventAppender } from '../events/producer.ts';
 import type { Logger } from '../observability/log.ts';
-import {
-  dependencyChecks,
-  openOpsListener,
-  type OpsConfig,
-  type OpsListener,
-} from '../observability/listener.ts';
+import { openOpsListener, type OpsConfig, type OpsListener } from '../observability/listener.ts';
+import { dependencyChecks } from '../ops/health.ts';
 import { registerOutboxGauges } from '../outbox/gauges.ts';
 import { DurablePublisher, OutboxRelay } from '../outbox/outbox.ts';
 import { ProviderClients } from '../providers/clients.ts';

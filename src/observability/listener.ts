@@ -1,7 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from './log.ts';
 import type { MetricsRegistry } from './metrics.ts';
-import { kafkaHealth, postgresHealth, registryHealth } from '../ops/health.ts';
 
 /** One readiness condition: a dependency reachable, or the process's own work going on. */
 export interface ReadinessCheck {
@@ -14,23 +13,6 @@ export interface OpsListener {
   /** http://host:port */
   readonly url: string;
   close(): Promise<void>;
-}
-
-/** Kafka, the schema registry and Postgres answer: what every worker needs to do anything. */
-export function dependencyChecks(config: {
-  KAFKA_BROKERS: string[];
-  SCHEMA_REGISTRY_URL: string;
-  DATABASE_URL: string;
-}): ReadinessCheck[] {
-  const from = (h: { healthy: boolean; detail: string }) => ({ ok: h.healthy, detail: h.detail });
-  return [
-    { name: 'kafka', check: async () => from(await kafkaHealth(config.KAFKA_BROKERS, 2000)) },
-    {
-      name: 'schema-registry',
-      check: async () => from(await registryHealth(config.SCHEMA_REGISTRY_URL, 2000)),
-    },
-    { name: 'postgres', check: async () => from(await postgresHealth(config.DATABASE_URL, 2000)) },
-  ];
 }
 
 /**

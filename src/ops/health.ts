@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { connectClient } from '../db/client.ts';
 import { createKafka } from '../events/kafka.ts';
+import type { ReadinessCheck } from '../observability/listener.ts';
 
 export interface ComponentHealth {
   component: 'kafka' | 'schema-registry' | 'postgres';
@@ -57,4 +58,21 @@ export async function postgresHealth(databaseUrl: string, timeoutMs = 3000): Pro
   } finally {
     await client?.end().catch(() => {});
   }
+}
+
+/** Kafka, the schema registry and Postgres answer: what every worker needs to do anything. */
+export function dependencyChecks(config: {
+  KAFKA_BROKERS: string[];
+  SCHEMA_REGISTRY_URL: string;
+  DATABASE_URL: string;
+}): ReadinessCheck[] {
+  const from = (h: { healthy: boolean; detail: string }) => ({ ok: h.healthy, detail: h.detail });
+  return [
+    { name: 'kafka', check: async () => from(await kafkaHealth(config.KAFKA_BROKERS, 2000)) },
+    {
+      name: 'schema-registry',
+      check: async () => from(await registryHealth(config.SCHEMA_REGISTRY_URL, 2000)),
+    },
+    { name: 'postgres', check: async () => from(await postgresHealth(config.DATABASE_URL, 2000)) },
+  ];
 }

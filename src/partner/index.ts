@@ -1,4 +1,4 @@
-// Public surface of the partner client. The simulator is imported from './simulator/index.ts' (tests, CLI).
+// Public surface of the partner client. The simulator (src/simulator) and certification (src/certify) stand above it.
 export {
   PartnerClient,
   isPartnerError,

@@ -1,10 +1,6 @@
 import cron, { type ScheduledTask } from 'node-cron';
-import {
-  dependencyChecks,
-  openOpsListener,
-  type OpsConfig,
-  type OpsListener,
-} from '../observability/listener.ts';
+import { openOpsListener, type OpsConfig, type OpsListener } from '../observability/listener.ts';
+import { dependencyChecks } from '../ops/health.ts';
 import type pg from 'pg';
 import { syncCatalog, type CatalogSyncReport } from '../catalog/sync.ts';
 import type { Config } from '../config/config.ts';

@@ -3,12 +3,8 @@ import { createPool } from '../db/client.ts';
 import { migrateProjection } from '../db/migrate.ts';
 import { EventCodec, createKafka } from '../events/index.ts';
 import type { Logger } from '../observability/log.ts';
-import {
-  dependencyChecks,
-  openOpsListener,
-  type OpsConfig,
-  type OpsListener,
-} from '../observability/listener.ts';
+import { openOpsListener, type OpsConfig, type OpsListener } from '../observability/listener.ts';
+import { dependencyChecks } from '../ops/health.ts';
 import { MetricsRegistry } from '../observability/metrics.ts';
 import { createProjectorMetrics } from './metrics.ts';
 import { Projector, type ProjectorOptions } from './projector.ts';

@@ -51,4 +51,3 @@ export {
   type RecordedVerdict,
   type SwapReconciliation,
 } from './worker.ts';
-export { openReconciler, policyFromConfig } from './run.ts';

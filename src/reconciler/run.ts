@@ -6,13 +6,10 @@ import type { MetricsRegistry } from '../observability/metrics.ts';
 import { createReconcilerMetrics } from './metrics.ts';
 import { parseReconciliationPolicy } from './policy.ts';
 import { Reconciler } from './worker.ts';
-import { POLICY_KEYS } from '../config/config.ts';
 
-/** The reconciler's policy from configuration (fee tolerances; empty keys are not set). */
-export function policyFromConfig(config: Config) {
-  return parseReconciliationPolicy(
-    Object.fromEntries(POLICY_KEYS.map((k) => [k, config[k] === '' ? undefined : config[k]])),
-  );
+/** The reconciler's policy from the RECONCILE_* keys configuration passed through (blank ones are not set). */
+export function policyFromConfig(config: Pick<Config, 'RECONCILE'>) {
+  return parseReconciliationPolicy(config.RECONCILE ?? {});
 }
 
 /** A reconciler wired from configuration; `stop()` closes what it opened. */

@@ -11,7 +11,7 @@ import {
   DEFAULT_PAIRS,
   startPartnerSimulator,
   type PartnerSimulator,
-} from '../../src/partner/simulator/index.ts';
+} from '../../src/simulator/index.ts';
 import { ProviderClients } from '../../src/providers/clients.ts';
 import { readProvidersFile } from '../../src/providers/file.ts';
 import { loadProviders } from '../../src/providers/store.ts';

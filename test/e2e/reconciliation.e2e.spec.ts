@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createLogger } from '../../src/observability/log.ts';
 import { DEFAULT_RECONCILIATION_POLICY, Reconciler } from '../../src/reconciler/index.ts';
-import { FINAL_STATUS_FAULTS, PAYLOAD_FAULTS, type SwapFault } from '../../src/partner/simulator/index.ts';
+import { FINAL_STATUS_FAULTS, PAYLOAD_FAULTS, type SwapFault } from '../../src/simulator/index.ts';
 import { testStack } from '../support/context.ts';
 import { freshEventLog, waitForProjection } from '../support/event-log.ts';
 import {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PAIRS } from '../../src/partner/simulator/index.ts';
+import { DEFAULT_PAIRS } from '../../src/simulator/index.ts';
 import { freshEventLog, waitForProjection } from '../support/event-log.ts';
 import { valueOf } from '../../src/observability/metrics.ts';
 import {

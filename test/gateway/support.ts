@@ -11,7 +11,7 @@ import {
   startPartnerSimulator,
   type PartnerSimulator,
   type PartnerSimulatorOptions,
-} from '../../src/partner/simulator/index.ts';
+} from '../../src/simulator/index.ts';
 import { startPoller, type RunningPoller } from '../../src/poller/run.ts';
 import { generateApiKey } from '../../src/providers/api-keys.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';

@@ -23,7 +23,7 @@ import {
   type SwapRequestFixed,
   type SwapRequestFloat,
 } from '../../src/partner/index.ts';
-import { startPartnerSimulator, type PartnerSimulator } from '../../src/partner/simulator/index.ts';
+import { startPartnerSimulator, type PartnerSimulator } from '../../src/simulator/index.ts';
 
 // Every test talks real HTTP to a simulator on 127.0.0.1; retry delays are a few milliseconds.
 let sim: PartnerSimulator;

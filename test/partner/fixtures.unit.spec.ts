@@ -16,7 +16,7 @@ import {
   validateSwapResponse,
   type SwapRequestFloat,
 } from '../../src/partner/index.ts';
-import { startPartnerSimulator, type PartnerSimulator } from '../../src/partner/simulator/index.ts';
+import { startPartnerSimulator, type PartnerSimulator } from '../../src/simulator/index.ts';
 
 // Hand-written from the interface's field tables and docs/architecture.md's public test vector, never produced by
 // the simulator: they hold the client to the interface rather than to our own simulator.

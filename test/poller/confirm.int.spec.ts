@@ -4,7 +4,7 @@ import type { StatusReported } from '../../src/events/types.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { valueOf } from '../../src/observability/metrics.ts';
 import { PartnerClient } from '../../src/partner/client.ts';
-import { startPartnerSimulator, type PartnerSimulator } from '../../src/partner/simulator/index.ts';
+import { startPartnerSimulator, type PartnerSimulator } from '../../src/simulator/index.ts';
 import { Poller, postgresPollerStore, type PollerStore } from '../../src/poller/poller.ts';
 import { neverReported } from '../../src/poller/set.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';

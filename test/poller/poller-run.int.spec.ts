@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migratePlatform } from '../../src/db/migrate.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { PartnerClient } from '../../src/partner/client.ts';
-import { startPartnerSimulator, type PartnerSimulator } from '../../src/partner/simulator/index.ts';
+import { startPartnerSimulator, type PartnerSimulator } from '../../src/simulator/index.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
 import { swapCreated } from '../../src/testing/events.ts';
 import { freshProjection, testStack, uniqueName } from '../support/context.ts';

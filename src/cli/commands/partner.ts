@@ -15,7 +15,7 @@ import {
   type CertifyOptions,
   type CertifyTarget,
   type ReportFormat,
-} from '../../partner/certify/index.ts';
+} from '../../certify/index.ts';
 
 const USAGE =
   'partner certify --provider <id> [--file providers.yaml] [--base-url URL] [--pair from/to ...] ' +

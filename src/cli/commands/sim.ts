@@ -6,7 +6,7 @@ import {
   type PartnerSimulator,
   type PartnerSimulatorOptions,
   type SimulatorCurve,
-} from '../../partner/simulator/index.ts';
+} from '../../simulator/index.ts';
 
 const USAGE =
   'sim [--port N] [--host 127.0.0.1] [--curve secp256k1|secp256r1] [--key-file PEM] [--provider ID] ' +

@@ -1,6 +1,6 @@
 import { parseOptions, UsageError, financeSchemaOption, type Command } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
-import { platformUp } from '../../ops/supervisor/up.ts';
+import { platformUp } from '../../supervisor/up.ts';
 import { ProvidersFileError } from '../../providers/file.ts';
 
 export const upCommand: Command = {

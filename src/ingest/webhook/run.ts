@@ -3,12 +3,8 @@ import type pg from 'pg';
 import type { Config } from '../../config/config.ts';
 import { createKafka, EventAppender, EventCodec } from '../../events/index.ts';
 import type { Logger } from '../../observability/log.ts';
-import {
-  dependencyChecks,
-  openOpsListener,
-  type OpsConfig,
-  type OpsListener,
-} from '../../observability/listener.ts';
+import { openOpsListener, type OpsConfig, type OpsListener } from '../../observability/listener.ts';
+import { dependencyChecks } from '../../ops/health.ts';
 import { ProviderRegistryCache } from '../../providers/cache.ts';
 import { openProviderPool } from '../../providers/start.ts';
 import { listenEdge } from '../../http/edge.ts';

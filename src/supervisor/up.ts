@@ -1,0 +1,151 @@
+import { resolve } from 'node:path';
+import type { Config } from '../config/config.ts';
+import { createPool } from '../db/client.ts';
+import { migratePlatform, migrateProjection } from '../db/migrate.ts';
+import { createKafka, createTopics } from '../events/index.ts';
+import { migrateFinanceViews } from '../ledger/finance-views.ts';
+import { freePort, provisionDemo } from '../demo/provision.ts';
+import { generateApiKey } from '../providers/api-keys.ts';
+import { formatWorkerEndpoints } from '../observability/worker-health.ts';
+import { Supervisor, type WorkerSpec } from './supervisor.ts';
+
+export interface UpOptions {
+  readonly demo: boolean;
+  readonly financeSchema: string;
+  readonly demoDir: string;
+  readonly write: (line: string) => void;
+  /** How long a worker may take to answer /readyz with 200 before `up` reports it NOT READY. */
+  readonly readyTimeoutMs?: number;
+}
+
+export interface Up {
+  readonly supervisor: Supervisor;
+  readonly consoleUrl: string;
+}
+
+const hostOf = (h: string) => (h.includes(':') ? `[${h}]` : h);
+
+/** The workers that open a metrics listener, in the order a configured METRICS_PORT numbers them. */
+const WITH_METRICS = [
+  { name: 'projector', args: ['projector', 'run'] },
+  { name: 'reconciler', args: ['reconciler', 'run'] },
+  { name: 'webhook', args: ['webhook', 'serve'] },
+  { name: 'gateway', args: ['gateway', 'serve'] },
+  { name: 'poller', args: ['poller', 'run'] },
+] as const;
+
+/**
+ * Each worker's own metrics port (one shared METRICS_PORT would collide): METRICS_PORT + 0..4 in the
+ * order above when it is set, so scrape targets stay put; free ports otherwise.
+ */
+async function metricsListeners(config: Config, withGateway: boolean) {
+  // A wildcard listener is read back on loopback.
+  const host = ['0.0.0.0', '::'].includes(config.METRICS_HOST) ? '127.0.0.1' : config.METRICS_HOST;
+  const out: { name: string; args: string[]; port: number; url: string }[] = [];
+  for (const [i, w] of WITH_METRICS.entries()) {
+    if (w.name === 'gateway' && !withGateway) continue;
+    const port = config.METRICS_PORT ? config.METRICS_PORT + i : await freePort(config.METRICS_HOST);
+    if (port > 65_535)
+      throw new Error(`METRICS_PORT ${config.METRICS_PORT} + ${i} for ${w.name} is past 65535`);
+    out.push({ name: w.name, args: [...w.args], port, url: `http://${hostOf(host)}:${port}` });
+  }
+  return out;
+}
+
+/**
+ * Everything `swap-ledger up` does before supervising: migrations, topics, the demo partner when asked,
+ * a console login key when none is configured; then the workers, each a `swap-ledger` child process.
+ */
+export async function platformUp(config: Config, options: UpOptions): Promise<Up> {
+  const say = (line: string) =>
+    options.write(`up         | ${new Date().toISOString().slice(11, 19)} ${line}`);
+  await migratePlatform(config.DATABASE_URL);
+  await migrateProjection(config.DATABASE_URL, config.PROJECTION_SCHEMA);
+  await migrateFinanceViews(config.DATABASE_URL, config.PROJECTION_SCHEMA, options.financeSchema);
+  say(`migrated: schemas platform, ${config.PROJECTION_SCHEMA}; finance views in ${options.financeSchema}`);
+  // The same createTopics call as `swap-ledger topics create`: one plan of the topics, two callers.
+  const admin = createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: `${config.KAFKA_CLIENT_ID}-admin`,
+  }).admin();
+  await admin.connect();
+  try {
+    await createTopics(admin, {
+      eventsTopic: config.EVENTS_TOPIC,
+      dlqTopic: config.DLQ_TOPIC,
+      partitions: config.TOPIC_PARTITIONS,
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  say(`topics ready: ${config.EVENTS_TOPIC}, ${config.DLQ_TOPIC}`);
+
+  // Port 0 means "any": chosen here, because the demo and the console URL must know it.
+  const ports = {
+    webhook: config.WEBHOOK_PORT || (await freePort()),
+    gateway: config.GATEWAY_PORT || (await freePort()),
+    console: config.CONSOLE_PORT || (await freePort()),
+  };
+  const env: Record<string, string> = {
+    WEBHOOK_PORT: String(ports.webhook),
+    GATEWAY_PORT: String(ports.gateway),
+    CONSOLE_PORT: String(ports.console),
+  };
+  let consoleKey: string | undefined;
+  if (config.CONSOLE_KEY_DIGESTS.length === 0) {
+    const key = generateApiKey();
+    consoleKey = key.key;
+    env.CONSOLE_KEY_DIGESTS = key.sha256;
+  }
+
+  let demoWorker: WorkerSpec | undefined;
+  const walletDigests = [...config.GATEWAY_API_KEY_DIGESTS];
+  if (options.demo) {
+    const pool = createPool(config.DATABASE_URL, { max: 1, applicationName: 'swap-ledger-up' });
+    try {
+      const demo = await provisionDemo(pool, {
+        dir: resolve(options.demoDir),
+        webhookUrl: `http://${hostOf(config.WEBHOOK_HOST)}:${ports.webhook}`,
+        gatewayUrl: `http://${hostOf(config.GATEWAY_HOST)}:${ports.gateway}`,
+      });
+      // The demo wallet's key beside any configured ones.
+      walletDigests.push(demo.walletKeyDigest);
+      env.GATEWAY_API_KEY_DIGESTS = walletDigests.join(',');
+      // Faster ticks than production so a demo swap is polled and confirmed within seconds.
+      if (!process.env.POLL_CRON) env.POLL_CRON = '*/2 * * * * *';
+      demoWorker = { name: 'demo', args: ['demo', 'run'], env: demo.demoEnv };
+      say(`demo: partner simulator as provider ${demo.providerId} on 127.0.0.1:${demo.simulatorPort}`);
+    } finally {
+      await pool.end();
+    }
+  }
+  if (walletDigests.length === 0) say('gateway not started: GATEWAY_API_KEY_DIGESTS lists no wallet key');
+  const listening = await metricsListeners(config, walletDigests.length > 0);
+  say(
+    `metrics and health (/metrics /healthz /readyz): ${listening.map((l) => `${l.name} ${l.url}`).join(', ')}`,
+  );
+  const workers: WorkerSpec[] = [
+    ...listening.map((l) => ({
+      name: l.name,
+      args: l.args,
+      env: { METRICS_PORT: String(l.port) },
+      readyUrl: l.url,
+    })),
+    {
+      name: 'console',
+      args: ['console', 'serve', '--finance-schema', options.financeSchema],
+      env: { CONSOLE_WORKER_HEALTH: formatWorkerEndpoints(listening) },
+    },
+    ...(demoWorker ? [demoWorker] : []),
+  ];
+
+  const supervisor = new Supervisor(workers, {
+    write: options.write,
+    env: { ...process.env, ...env },
+    ...(options.readyTimeoutMs !== undefined ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
+  });
+  const consoleUrl = `http://${hostOf(config.CONSOLE_HOST)}:${ports.console}`;
+  supervisor.start();
+  say(`console: ${consoleUrl}/` + (consoleKey ? ` (login: ${consoleUrl}/login?key=${consoleKey})` : ''));
+  return { supervisor, consoleUrl };
+}
