@@ -3,7 +3,7 @@
  * strings, atomic units are decimal strings of integers, times are ISO-8601 UTC strings.
  */
 
-export type EventSource = 'gateway' | 'webhook' | 'poll' | 'reconciler' | 'ops';
+export type EventSource = 'gateway' | 'webhook' | 'poll' | 'reconciler' | 'ops' | 'chain';
 export type TradeMethod = 'fixed' | 'float';
 
 export interface QuoteTerms {
@@ -177,6 +177,48 @@ export interface EventReapplied {
   eventJson: string;
 }
 
+export type ChainRole = 'payin' | 'payout' | 'refund';
+export type ChainFamily = 'evm' | 'utxo';
+/**
+ * found: at the depth needed; pending: seen with fewer confirmations (0: in the mempool); not_found; reverted:
+ * mined and failed (EVM status 0), so it pays nothing.
+ */
+export type ChainObservationStatus = 'found' | 'pending' | 'not_found' | 'reverted';
+
+/** One movement of value a chain transaction made. */
+export interface ChainTransfer {
+  /** 'native', or the token's contract address (EVM, lower case). */
+  asset: string;
+  recipient: string;
+  /** Atomic units, decimal text of an integer: never a JS number. */
+  amount: string;
+}
+
+/**
+ * What the chain watcher saw of a transaction a partner reported for a swap. The watcher decides (depth
+ * needed, asset, deadline passed) and the event carries the decisions: the fold never reads a chain or config.
+ */
+export interface ChainTransactionObserved {
+  currency: string;
+  chain: string;
+  family: string;
+  txid: string;
+  role: string;
+  status: string;
+  confirmations: number;
+  requiredConfirmations: number;
+  block: number | null;
+  blockHash: string | null;
+  asset: string;
+  decimals: number;
+  transfers: ChainTransfer[];
+  source: string;
+  proven: boolean;
+  deadlinePassed: boolean;
+  observedAt: string;
+  detail: string | null;
+}
+
 export interface PayloadByType {
   QuoteReceived: QuoteReceived;
   QuoteRejected: QuoteRejected;
@@ -190,6 +232,7 @@ export interface PayloadByType {
   DeadLetterRetried: DeadLetterRetried;
   DeadLetterDiscarded: DeadLetterDiscarded;
   EventReapplied: EventReapplied;
+  ChainTransactionObserved: ChainTransactionObserved;
 }
 
 export type EventType = keyof PayloadByType;
@@ -206,6 +249,7 @@ export const EVENT_TYPES = [
   'DeadLetterDiscarded',
   'StatusContradicted',
   'EventReapplied',
+  'ChainTransactionObserved',
 ] as const satisfies readonly EventType[];
 
 interface EnvelopeOf<T extends EventType> {

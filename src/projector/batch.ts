@@ -48,6 +48,7 @@ const {
   projectorCheckpoints,
   deadLetters,
   ledgerPostings,
+  chainObservations,
 } = projection;
 
 function dirtyRows<T>(map: Map<string, T | undefined>, keys: Set<string>): { upsert: T[]; remove: string[] } {
@@ -144,6 +145,13 @@ function foldWrites(ws: WorkingSet): FoldWrite[] {
     // Postings are only ever inserted, all of the batch in one statement (the balance trigger checks per
     // statement, COPY included); a conflict would be a bug, never a silent overwrite.
     { kind: 'copy', table: ledgerPostings, rows: ws.newPostings },
+    // The latest observation of each (swap, role, txid) of the batch replaces the stored one.
+    {
+      kind: 'upsert',
+      table: chainObservations,
+      rows: [...ws.chainObservations.values()],
+      key: ['providerId', 'swapId', 'role', 'txid'],
+    },
   ];
 }
 

@@ -28,6 +28,7 @@ export const CHECKSUM_TABLES: readonly { table: string; exclude?: readonly strin
   { table: 'status_conflicts' },
   { table: 'dead_letters' },
   { table: 'ledger_postings' },
+  { table: 'chain_observations' },
   { table: 'projector_checkpoints' },
 ];
 

@@ -13,6 +13,7 @@ import {
 } from './swaps.ts';
 import { rejected, type Verdict } from './verdict.ts';
 import { carriedEvent, foldEventReapplied } from './reapply.ts';
+import { foldChainTransactionObserved } from './chain.ts';
 
 export { deadLetterId, foldUndecodable } from './parking.ts';
 
@@ -36,6 +37,7 @@ const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => Verdict 
   DeadLetterRetried: (ws, e) => resolveDeadLetter(ws, e, foldEvent, release),
   DeadLetterDiscarded: (ws, e) => resolveDeadLetter(ws, e, foldEvent, release),
   EventReapplied: (ws, e) => foldEventReapplied(ws, e, foldCarried),
+  ChainTransactionObserved: foldChainTransactionObserved,
 };
 
 /** A reapplied event's fold: its input bounds, then its own rule (parking was the reapply's, at dispatch). */

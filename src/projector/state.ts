@@ -11,6 +11,7 @@ export type ReconciliationHistoryRow = typeof projection.reconciliationHistory.$
 export type StatusConflictRow = typeof projection.statusConflicts.$inferSelect;
 export type DeadLetterRow = typeof projection.deadLetters.$inferSelect;
 export type PostingRow = typeof projection.ledgerPostings.$inferSelect;
+export type ChainObservationRow = typeof projection.chainObservations.$inferSelect;
 export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
   changes: Changes | null;
   payload: unknown;
@@ -67,6 +68,11 @@ export class WorkingSet {
   /** Append-only rows folded in this batch. */
   readonly newConflicts: StatusConflictRow[] = [];
   readonly newVerdicts: ReconciliationHistoryRow[] = [];
+  /**
+   * Chain observations folded in this batch, by (swap, role, txid): the latest by log order, upserted
+   * (nothing reads the stored ones: an observation replaces its key's row whole).
+   */
+  readonly chainObservations = new Map<string, ChainObservationRow>();
   /** Events held behind an open dead letter of their key, by key, in offset order. */
   readonly parked = new Map<string, { event: SwapEvent; position: Position }[]>();
   /** Prepared before the fold (decoding is I/O): what each retried dead letter brings. */

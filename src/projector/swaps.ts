@@ -44,7 +44,12 @@ function post(ws: WorkingSet, event: SwapEvent, kind: PostingCause['kind'], befo
 }
 
 /** The swap awaits a (new) verdict based on this event; a newer event replaces an older queue entry. */
-function queueForReconciliation(ws: WorkingSet, event: SwapEvent, swap: SwapRow, reason: string): void {
+export function queueForReconciliation(
+  ws: WorkingSet,
+  event: SwapEvent,
+  swap: SwapRow,
+  reason: string,
+): void {
   const key = keyOf(swap);
   ws.queue.set(key, {
     providerId: swap.providerId,

@@ -361,3 +361,48 @@ export const projectorCheckpoints = pgTable(
   },
   (t) => [primaryKey({ columns: [t.topic, t.partition] })],
 );
+
+/**
+ * What the chain watcher saw of each transaction a partner reported for a swap (ChainTransactionObserved):
+ * one row per (swap, role, txid), the latest observation by log order (a swap's events share a partition).
+ * The reconciler's chain checks read it; the fold never calls a chain, so replay rebuilds it exactly.
+ */
+export const chainObservations = pgTable(
+  'chain_observations',
+  {
+    providerId: text('provider_id').notNull(),
+    swapId: text('swap_id').notNull(),
+    /** payin | payout | refund */
+    role: text('role').notNull(),
+    txid: text('txid').notNull(),
+    /** The observation event this row holds. */
+    eventId: uuid('event_id').notNull(),
+    currency: text('currency').notNull(),
+    chain: text('chain').notNull(),
+    family: text('family').notNull(),
+    /** found | pending | not_found | reverted */
+    status: text('status').notNull(),
+    confirmations: integer('confirmations').notNull(),
+    requiredConfirmations: integer('required_confirmations').notNull(),
+    block: bigint('block', { mode: 'number' }),
+    blockHash: text('block_hash'),
+    asset: text('asset').notNull(),
+    decimals: integer('decimals').notNull(),
+    /** [{ asset, recipient, amount }], amounts as atomic-unit decimal text. */
+    transfers: jsonb('transfers').notNull(),
+    source: text('source').notNull(),
+    proven: boolean('proven').notNull(),
+    deadlinePassed: boolean('deadline_passed').notNull(),
+    observedAt: ts('observed_at').notNull(),
+    detail: text('detail'),
+    recordedAt: ts('recorded_at').notNull(),
+  },
+  (t) => [
+    primaryKey({
+      columns: [t.providerId, t.swapId, t.role, t.txid],
+      name: 'chain_observations_pkey',
+    }),
+    check('chain_observations_role_chk', sql`${t.role} in ('payin', 'payout', 'refund')`),
+    check('chain_observations_status_chk', sql`${t.status} in ('found', 'pending', 'not_found', 'reverted')`),
+  ],
+);
