@@ -23,20 +23,44 @@ export interface PoolOptions {
   applicationName?: string;
   /** false: commits do not wait for the WAL flush (a crash may lose the last commits, never half of one). */
   synchronousCommit?: boolean;
+  /**
+   * Most milliseconds to wait for a connection (a new one, or a free one of a busy pool); none: no limit.
+   * An edge that answers callers sets it, so a database that does not answer gives a 503, not a hang.
+   */
+  connectTimeoutMs?: number;
 }
 
 let idleErrors: Logger | undefined;
 
 /**
- * An idle connection the server ends (a restart, an administrator's terminate, a dropped database) is taken
- * out of the pool, which then emits 'error': with no listener, that error would end the whole process.
- * Logged at warn; the pool opens another connection when one is needed.
+ * Every connection of a pool that the server ends (a restart, an administrator's terminate, a dropped
+ * database) is logged at warn instead of ending the process:
+ * - an idle one is taken out of the pool, which then emits 'error' (pg-pool listens on idle clients only);
+ * - one checked out of the pool (a transaction, a query between two statements) emits 'error' on the
+ *   client itself, which pg-pool leaves without a listener while it is out: with none, Node throws it from
+ *   the socket's handler and a worker dies of a Postgres restart (57P01). Every client gets a listener as
+ *   it connects; its statement fails with the connection's error, and on release the pool drops it.
+ * The pool opens another connection when one is needed.
  */
 export function warnOfIdleConnectionErrors(pool: pg.Pool, logger: () => Logger): void {
   warnOfConnectionErrors(
     pool,
     logger,
     'the server closed an idle database connection; the pool opens another when one is needed',
+  );
+  // Idle clients are the pool's to report (above); only those out of the pool are reported here.
+  const out = new WeakSet<pg.PoolClient>();
+  pool.on('acquire', (client) => out.add(client));
+  pool.on('release', (_err, client) => out.delete(client));
+  pool.on('remove', (client) => out.delete(client));
+  pool.on('connect', (client) =>
+    client.on('error', (err) => {
+      if (!out.has(client)) return;
+      logger().warn(
+        { err: { code: (err as { code?: string }).code, message: err.message } },
+        'the server closed a database connection in use; its statement fails, the pool opens another',
+      );
+    }),
   );
 }
 
@@ -84,6 +108,7 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
     connectionString: databaseUrl,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'swap-ledger',
+    ...(options.connectTimeoutMs !== undefined ? { connectionTimeoutMillis: options.connectTimeoutMs } : {}),
     // UTC, so timestamps read back as text are the same in every session (checksums depend on it).
     options: [
       '-c TimeZone=UTC',

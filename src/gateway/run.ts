@@ -64,7 +64,8 @@ export async function startGateway(
   const keys = walletKeyIndex(config.GATEWAY_API_KEY_DIGESTS);
   const { pool, teardown } = await openProviderPool(
     config,
-    { max: 10, applicationName: 'swap-ledger-gateway' },
+    // A Postgres that does not answer: 503 in time, not a hang.
+    { max: 10, applicationName: 'swap-ledger-gateway', connectTimeoutMs: 5000 },
     logger,
     extra.env,
   );

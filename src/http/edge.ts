@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
 } from 'fastify';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import type { Teardown } from '../lifecycle/teardown.ts';
 import type { Logger } from '../observability/log.ts';
 
@@ -40,8 +41,18 @@ export interface EdgeOptions {
     readonly internal: Refusal & { readonly log: string };
     /** 404: no route, or an operator's path. */
     readonly notFound: Refusal;
+    /** 503 with Retry-After: Postgres cannot be reached or is restarting (default: UNAVAILABLE). */
+    readonly unavailable?: Refusal;
   };
 }
+
+/** Seconds an edge asks its caller to wait while Postgres cannot be reached (a restart takes a few). */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+const UNAVAILABLE: Refusal = {
+  error: 'temporarily unavailable; retry later',
+  reason: 'database unavailable',
+};
 
 export function buildEdgeServer(options: EdgeOptions): FastifyInstance {
   const { refusals, noteReason } = options;
@@ -73,7 +84,15 @@ export function buildEdgeServer(options: EdgeOptions): FastifyInstance {
     if (error.validation) answer = refuse(request, 400, refusals.invalid(error.message));
     else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') answer = refuse(request, 413, refusals.tooLarge);
     else if (status >= 400 && status < 500) answer = refuse(request, status, refusals.client(error));
-    else {
+    else if (isDatabaseUnavailable(error)) {
+      // Postgres restarting, failing over or refusing connections: nothing was stored, the caller retries.
+      const r = refusals.unavailable ?? UNAVAILABLE;
+      answer = refuse(request, 503, {
+        error: r.error,
+        reason: `${r.reason}: ${error.message}`.slice(0, 300),
+      });
+      reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+    } else {
       request.log.error({ err: { message: error.message, stack: error.stack } }, refusals.internal.log);
       answer = refuse(request, 500, refusals.internal);
     }

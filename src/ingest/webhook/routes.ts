@@ -25,7 +25,8 @@ import type { WebhookDeps } from './deps.ts';
  *   200 {"message":"queued"} once Kafka acknowledged the StatusReported event (acks = all), after the
  *       swap's events still in the gateway's outbox (ensureKeyPublished)
  *   503 Kafka did not acknowledge within KAFKA_SEND_TIMEOUT_MS, or the swap's outbox events could not be
- *       published first (never "queued"); 500 anything else.
+ *       published first (never "queued"); or Postgres could not look the swap up (restarting, refusing
+ *       connections: the edge kit's answer, Retry-After 2, src/http/edge.ts); 500 anything else.
  * A refusal stores nothing; each response is counted by status and each refusal logged with its reason.
  */
 

@@ -196,6 +196,8 @@ export async function startWebhook(
       searchPath: config.PROJECTION_SCHEMA,
       max: 8,
       applicationName: 'swap-ledger-webhook',
+      // A Postgres that does not answer: the lookup fails in time and the partner gets 503, not a hang.
+      connectTimeoutMs: 5000,
     },
     logger,
     extra.env,
