@@ -44,10 +44,6 @@ export {
   inspectAndReconcile,
   type SwapFinalColumns,
 } from './facts.ts';
-export {
-  Reconciler,
-  ReconcileError,
-  type ReconcilerOptions,
-  type RecordedVerdict,
-  type SwapReconciliation,
-} from './worker.ts';
+export { ReconcileError } from './loading.ts';
+export type { RecordedVerdict } from './metrics.ts';
+export { Reconciler, type ReconcilerOptions, type SwapReconciliation } from './worker.ts';

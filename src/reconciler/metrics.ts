@@ -1,6 +1,60 @@
 import type pg from 'pg';
+import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry } from '../observability/metrics.ts';
-import type { RecordedVerdict } from './worker.ts';
+import type { ReconciledCheck, Verdict } from './types.ts';
+
+/** A verdict appended: what its metric, its log line and onVerdict see. */
+export interface RecordedVerdict {
+  swapId: string;
+  providerId: string;
+  basedOnEventId: string;
+  verdict: Verdict;
+  /** The checks that did not pass (MISMATCH, UNVERIFIABLE). */
+  failing: ReconciledCheck[];
+  eventId: string;
+  occurredAt: string;
+  /** When the swap became final, ms since the epoch (times come from Postgres as text). */
+  finalAtMs: number | null;
+}
+
+/**
+ * An appended verdict in a metric and a log line: a mismatch at warn with its failing checks, UNVERIFIABLE at
+ * info, a match at debug; then the observer (onVerdict), whose failure never counts the verdict failed.
+ */
+export function verdictRecorder(
+  metrics: MetricsRegistry | undefined,
+  logger: Logger,
+  onVerdict?: (v: RecordedVerdict) => void,
+): (v: RecordedVerdict) => void {
+  const verdicts = metrics?.counter(
+    'swap_ledger_reconciliation_verdicts_total',
+    'Swaps reconciled, by provider and verdict',
+    ['provider', 'verdict'],
+  );
+  return (v) => {
+    verdicts?.inc({ provider: v.providerId, verdict: v.verdict });
+    try {
+      onVerdict?.(v);
+    } catch (e) {
+      // The verdict is appended: an observer's failure must not count it failed (it would be judged again).
+      logger.warn({ err: e, swapId: v.swapId, provider: v.providerId }, 'verdict observer failed');
+    }
+    const fields = {
+      swapId: v.swapId,
+      provider: v.providerId,
+      verdict: v.verdict,
+      basedOn: v.basedOnEventId,
+    };
+    if (v.verdict === 'MISMATCH') {
+      logger.warn({ ...fields, failing: v.failing }, 'swap reconciled: MISMATCH');
+    } else if (v.verdict === 'UNVERIFIABLE') {
+      logger.info({ ...fields, unverifiable: v.failing.map((c) => c.name) }, 'swap reconciled: UNVERIFIABLE');
+    } else if (logger.isLevelEnabled('debug')) {
+      // A match is the common case, thousands a second in a backlog: counted always, logged at debug.
+      logger.debug(fields, `swap reconciled: ${v.verdict}`);
+    }
+  };
+}
 
 /**
  * Reconciler metrics beyond the verdict counter: the queue (depth and oldest age, read from the

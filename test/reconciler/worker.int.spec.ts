@@ -407,7 +407,7 @@ describe('reconciler worker (real stack)', () => {
       await finishAndFold(ids);
       await dying.prepare();
       // The thread is stopped right after the round's chunk is posted to it.
-      const pool = (dying as unknown as { pool: JudgePool }).pool;
+      const pool = (dying as unknown as { judging: { pool: JudgePool } }).judging.pool;
       const slots = (pool as unknown as { slots: { worker?: { terminate(): Promise<number> } }[] }).slots;
       const judge = pool.judge.bind(pool);
       pool.judge = (chunk) => {
@@ -484,7 +484,7 @@ describe('reconciler worker (real stack)', () => {
     );
     // Judged in the live reconciler's judge thread, as its queue rounds are, not on its event loop.
     await reconciler.prepare();
-    const pool = (reconciler as unknown as { pool: JudgePool }).pool;
+    const pool = (reconciler as unknown as { judging: { pool: JudgePool } }).judging.pool;
     const judge = pool.judge.bind(pool);
     const chunks: number[] = [];
     pool.judge = (chunk) => {
