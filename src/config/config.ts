@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import cron from 'node-cron';
-import { isDecimalText } from '../money/decimal.ts';
 import { parseWorkerEndpoints, type WorkerEndpoint } from '../observability/worker-health.ts';
 
 /**
@@ -77,10 +76,6 @@ const topicName: Parser<string> = (raw) => {
  * unknown, retired or out-of-range one when it starts. Configuration knows no reconciliation rule.
  */
 export const PASSED_THROUGH_PREFIX = 'RECONCILE_';
-
-function fail(message: string): never {
-  throw new Error(message);
-}
 
 /** GATEWAY_API_KEY_DIGESTS: SHA-256 digests (64 hex digits) of the wallet backend's keys, never a key in clear. */
 const sha256List: Parser<string[]> = (raw) => {

@@ -1,7 +1,5 @@
 import type { StatusReported } from '../events/types.ts';
-import type { MappedStatus } from '../swap/status.ts';
 import { reportDifferences, reportValues, REPORT_FIELDS, type ReportedSwap } from '../swap/report.ts';
-import type { SwapStatus } from '../partner/types.ts';
 
 /**
  * Change detection of the poller, pure: a poll result is appended only when the projector would change
@@ -15,27 +13,6 @@ export interface PolledSwap extends ReportedSwap {
   readonly swapId: string;
   readonly providerId: string;
   readonly version: number | null;
-}
-
-/** The StatusReported payload of a poll: the mapped status and class decided here, values as sent. */
-export function pollReport(mapped: MappedStatus, s: SwapStatus): StatusReported {
-  // A REFUNDED swap's payoutTransactionId is the refund's hash: kept apart, never a payout.
-  const refunded = mapped.status === 'REFUNDED';
-  return {
-    providerStatus: mapped.providerStatus,
-    status: mapped.status,
-    final: mapped.final,
-    statusClass: mapped.statusClass,
-    amount: s.amount ?? null,
-    providerFees: s.providerFees ?? null,
-    referralFees: s.referralFees ?? null,
-    payoutNetworkFees: s.payoutNetworkFees ?? null,
-    payinTransactionId: s.payinTransactionId ?? null,
-    payoutTransactionId: refunded ? null : (s.payoutTransactionId ?? null),
-    quoteId: s.quoteId ?? null,
-    refundTransactionId: refunded ? (s.payoutTransactionId ?? null) : null,
-    extraFees: null,
-  };
 }
 
 /**

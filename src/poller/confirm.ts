@@ -25,7 +25,7 @@ export type ConfirmationState = 'confirming' | 'confirmed' | 'abandoned';
 /**
  * The figures a final outcome needs known: the amount and the three fees, and its hashes (FINISHED: the
  * payin and the payout; REFUNDED: the payin and the refund, which a poll maps from the partner's
- * payoutTransactionId, see change.ts pollReport). Another final status a provider configures needs the
+ * payoutTransactionId, see pollReport in src/swap/report.ts). Another final status a provider configures needs the
  * money figures only.
  */
 export function neededFigures(status: string): ReportField[] {

@@ -8,7 +8,8 @@ import { MetricsRegistry, type Counter, type Gauge } from '../observability/metr
 import { RateLimitedError, SwapNotFoundError } from '../partner/errors.ts';
 import type { SwapStatus } from '../partner/types.ts';
 import type { ProviderPartner } from '../providers/clients.ts';
-import { changesOf, pollReport, reportFingerprint, type PolledSwap } from './change.ts';
+import { pollReport } from '../swap/report.ts';
+import { changesOf, reportFingerprint, type PolledSwap } from './change.ts';
 import { PollSchedule } from './schedule.ts';
 import pLimit, { type LimitFunction } from 'p-limit';
 import {

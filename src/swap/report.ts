@@ -1,6 +1,6 @@
 import type { StatusReported } from '../events/types.ts';
 import { Decimal, isDecimalText } from '../money/decimal.ts';
-import type { StatusClass } from './status.ts';
+import type { MappedStatus, StatusClass } from './status.ts';
 
 /**
  * What a partner's status report changes on a swap: the one rule, used by the fold (which applies it) and
@@ -147,4 +147,84 @@ export function reportChangesSomething(d: ReportDifferences): boolean {
   return d.kind === 'open'
     ? Object.keys(d.changes).length > 0
     : Object.keys(d.fills).length > 0 || d.conflicts.length > 0;
+}
+
+// ---- a partner's word as a report ----
+
+/** What a GET /status answer carries (interface v2 Status), as the partner client read it. */
+export interface StatusAnswer {
+  readonly amount?: string | null | undefined;
+  readonly providerFees?: string | null | undefined;
+  readonly referralFees?: string | null | undefined;
+  readonly payoutNetworkFees?: string | null | undefined;
+  readonly payinTransactionId?: string | null | undefined;
+  readonly payoutTransactionId?: string | null | undefined;
+  readonly quoteId?: string | null | undefined;
+}
+
+/** The status webhook's body (interface v2 StatusWebhookRequest), once validated. */
+export interface WebhookStatusBody {
+  readonly amount: string;
+  readonly providerFees?: string | null | undefined;
+  /** "Referral or extra fee": which one, the provider's setup says. */
+  readonly networkFees?: string | null | undefined;
+  readonly payinTransactionId?: string | null | undefined;
+  readonly transactionHash?: string | null | undefined;
+}
+
+/**
+ * Where the interface's one outgoing hash goes: a REFUNDED swap's is the refund's, kept apart, never a payout
+ * (the reconciler's refund evidence); any other status's is the payout's.
+ */
+function outgoingHash(mapped: MappedStatus, hash: string | null | undefined) {
+  const refunded = mapped.status === 'REFUNDED';
+  return {
+    payoutTransactionId: refunded ? null : (hash ?? null),
+    refundTransactionId: refunded ? (hash ?? null) : null,
+  };
+}
+
+/** The StatusReported payload of a poll: the mapped status and class decided here, values as sent. */
+export function pollReport(mapped: MappedStatus, s: StatusAnswer): StatusReported {
+  return {
+    providerStatus: mapped.providerStatus,
+    status: mapped.status,
+    final: mapped.final,
+    statusClass: mapped.statusClass,
+    amount: s.amount ?? null,
+    providerFees: s.providerFees ?? null,
+    referralFees: s.referralFees ?? null,
+    payoutNetworkFees: s.payoutNetworkFees ?? null,
+    payinTransactionId: s.payinTransactionId ?? null,
+    ...outgoingHash(mapped, s.payoutTransactionId),
+    quoteId: s.quoteId ?? null,
+    extraFees: null,
+  };
+}
+
+/**
+ * The StatusReported payload of a status webhook. It carries no payout network fee; its `networkFees` is the
+ * interface's "referral or extra fee": an extra fee, never booked as revenue, unless the provider's setup
+ * says it is the referral fee.
+ */
+export function webhookReport(
+  mapped: MappedStatus,
+  body: WebhookStatusBody,
+  networkFees: 'referral' | 'extra',
+): StatusReported {
+  const referral = networkFees === 'referral';
+  return {
+    providerStatus: mapped.providerStatus,
+    status: mapped.status,
+    final: mapped.final,
+    statusClass: mapped.statusClass,
+    amount: body.amount,
+    providerFees: body.providerFees ?? null,
+    referralFees: referral ? (body.networkFees ?? null) : null,
+    payoutNetworkFees: null,
+    payinTransactionId: body.payinTransactionId ?? null,
+    ...outgoingHash(mapped, body.transactionHash),
+    quoteId: null,
+    extraFees: referral ? null : (body.networkFees ?? null),
+  };
 }

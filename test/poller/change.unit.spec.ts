@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { StatusReported } from '../../src/events/types.ts';
 import { buildStatusMapping, mapStatus } from '../../src/swap/status.ts';
-import { changesOf, pollReport, reportFingerprint, type PolledSwap } from '../../src/poller/change.ts';
+import { changesOf, reportFingerprint, type PolledSwap } from '../../src/poller/change.ts';
+import { pollReport } from '../../src/swap/report.ts';
 import { swapKey } from '../../src/events/keys.ts';
 import { foldEvent } from '../../src/projector/fold.ts';
 import { WorkingSet } from '../../src/projector/state.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pollReport } from '../../src/poller/change.ts';
+import { pollReport } from '../../src/swap/report.ts';
 import {
   confirmBackoffMs,
   confirmationDeadline,

@@ -312,3 +312,36 @@ describe('report helpers', () => {
     expect(reportClass({ statusClass: 'weird', final: true })).toBe('final');
   });
 });
+
+describe('a partner report as a StatusReported: one rule for the poll and the webhook', () => {
+  it('a REFUNDED hash is the refund’s in both, and a FINISHED one the payout’s', async () => {
+    const { pollReport, webhookReport } = await import('../../src/swap/report.ts');
+    const { buildStatusMapping, mapStatus } = await import('../../src/swap/status.ts');
+    const mapping = buildStatusMapping({});
+    for (const status of ['REFUNDED', 'FINISHED'] as const) {
+      const mapped = mapStatus(mapping, status)!;
+      const poll = pollReport(mapped, { amount: '0', payinTransactionId: 'in', payoutTransactionId: 'h' });
+      const hook = webhookReport(
+        mapped,
+        { amount: '0', payinTransactionId: 'in', transactionHash: 'h' },
+        'extra',
+      );
+      const expected =
+        status === 'REFUNDED'
+          ? { payoutTransactionId: null, refundTransactionId: 'h' }
+          : { payoutTransactionId: 'h', refundTransactionId: null };
+      expect(poll).toMatchObject(expected);
+      expect(hook).toMatchObject(expected);
+    }
+  });
+
+  it("the webhook's networkFees is the referral fee or an extra fee, as the provider's setup says", async () => {
+    const { webhookReport } = await import('../../src/swap/report.ts');
+    const { buildStatusMapping, mapStatus } = await import('../../src/swap/status.ts');
+    const mapped = mapStatus(buildStatusMapping({}), 'FINISHED')!;
+    const body = { amount: '1', networkFees: '0.01' };
+    expect(webhookReport(mapped, body, 'referral')).toMatchObject({ referralFees: '0.01', extraFees: null });
+    expect(webhookReport(mapped, body, 'extra')).toMatchObject({ referralFees: null, extraFees: '0.01' });
+    expect(webhookReport(mapped, body, 'extra').payoutNetworkFees).toBeNull();
+  });
+});

@@ -7,7 +7,8 @@ import { openOpsListener } from '../../observability/listener.ts';
 import { dependencyChecks } from '../../ops/health.ts';
 import { MetricsRegistry } from '../../observability/metrics.ts';
 import type { SwapReconciliation } from '../../reconciler/worker.ts';
-import { parseSwapRef, resolveSwapRef } from '../../swap/ref.ts';
+import { parseSwapRef } from '../../swap/ref.ts';
+import { resolveSwapRef } from '../../ops/swap-ref.ts';
 import { asUsage } from '../operator.ts';
 
 const needs = ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL'] as const;

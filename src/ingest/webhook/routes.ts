@@ -2,9 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { tracedHandler } from '../../observability/tracing.ts';
 import { AppendTimeoutError } from '../../events/producer.ts';
 import { newEvent } from '../../events/keys.ts';
-import type { StatusReported } from '../../events/types.ts';
 import { isDecimalText } from '../../money/decimal.ts';
-import { reportDifferences } from '../../swap/report.ts';
+import { reportDifferences, webhookReport } from '../../swap/report.ts';
 import { MAX_PARTNER_TEXT, PRINTABLE_PATTERN } from '../../swap/text.ts';
 import { mapStatus } from '../../swap/status.ts';
 import { authenticateWebhook, UNAUTHORIZED_BODY } from './auth.ts';
@@ -171,25 +170,7 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
           error: 'providerStatus is not recognized; nothing was stored',
         });
       const now = deps.now();
-      // The webhook carries no payout network fee; its networkFees is the interface's "referral or extra
-      // fee": an extra fee, never booked as revenue, unless the provider's config says it is the referral
-      // fee. A REFUNDED swap's hash is the refund's.
-      const networkFeesAreReferral = provider?.webhookNetworkFees === 'referral';
-      const report: StatusReported = {
-        providerStatus: mapped.providerStatus,
-        status: mapped.status,
-        final: mapped.final,
-        statusClass: mapped.statusClass,
-        amount: body.amount,
-        providerFees: body.providerFees ?? null,
-        referralFees: networkFeesAreReferral ? (body.networkFees ?? null) : null,
-        payoutNetworkFees: null,
-        payinTransactionId: body.payinTransactionId ?? null,
-        payoutTransactionId: mapped.status === 'REFUNDED' ? null : (body.transactionHash ?? null),
-        quoteId: null,
-        refundTransactionId: mapped.status === 'REFUNDED' ? (body.transactionHash ?? null) : null,
-        extraFees: networkFeesAreReferral ? null : (body.networkFees ?? null),
-      };
+      const report = webhookReport(mapped, body, provider?.webhookNetworkFees ?? 'extra');
       const origin = { providerId, swapId, source: 'webhook' as const };
       if (swap.final) {
         reply.header('allow', 'POST');
