@@ -197,7 +197,7 @@ export const configSpec = {
   RECONCILER_JUDGE_THREADS: {
     parse: int(0, 64),
     default: 2,
-    doc: "Threads that judge and encode verdicts beside the reconciler's event loop (0: judged on it, one core at most); judging is ~2/3 of a swap's CPU",
+    doc: "Threads that judge and encode verdicts beside the reconciler's event loop (0: judged on it, one core at most); judging is most of a swap's CPU",
   },
   RECONCILER_SWEEP_CRON: {
     parse: cronSchedule(false),

@@ -148,8 +148,8 @@ export class EventCodec {
    * Written with the envelope this codec registered (the registry gives back the id of that very schema),
    * in the registry's wire format. Not through the registry client's encode: it writes a body over 1 KiB
    * twice (avsc's shared 1 KiB buffer overflows, so it measures, allocates and writes again), then copies
-   * it once more behind the header. A verdict is ~2 KiB: 18 µs a SwapReconciled through the client, 10 µs
-   * here (measured), of ~550 µs a reconciled swap.
+   * it once more behind the header. A verdict is over 1 KiB, so this path is cheaper for every verdict
+   * (docs/benchmarks.md).
    */
   async encode(event: SwapEvent): Promise<Buffer> {
     return encodeEvent(this.readerType, await this.writerSchemaId(), event);

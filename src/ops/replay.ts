@@ -129,10 +129,8 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   const schema = derivedSchemaName(options.liveSchema, 'replay');
   await migrateProjection(options.databaseUrl, schema);
   await markReplayExtent(options.databaseUrl, schema, until);
-  // Above a fetch: a partition's fetch is at most 4 MiB (about 10,800 bench events of 389 bytes), and a cap
-  // of 10,000 split each into a full batch and a remainder folded as a transaction of its own. Four
-  // alternating 1M pairs on 2 cores: 53.0-56.2 s at 20,000 against 56.8-67.0 s at 10,000 (105-111 against
-  // 112-132 µs of machine CPU an event), the same peak resident memory (the fetch size bounds it).
+  // Above a fetch (at most 4 MiB a partition), so a fetch folds as one transaction instead of a full batch and
+  // a remainder; the fetch size, not this cap, bounds resident memory (docs/benchmarks.md, replay batch size).
   const batchEvents = options.batchEvents ?? 20_000;
   let done = 0;
   const report = () => {

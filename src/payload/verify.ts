@@ -53,9 +53,9 @@ function derToRaw(der: Uint8Array): Uint8Array | undefined {
 }
 
 /**
- * ES256K through libsecp256k1 (Bitcoin Core's library, the secp256k1 package's N-API binding): 48 µs a
- * verification where OpenSSL's generic-curve code takes 286 µs (measured here), and a signature is
- * verified for every swap reconciled. Where the binding does not load, jose (OpenSSL) verifies, with the
+ * ES256K through libsecp256k1 (Bitcoin Core's library, the secp256k1 package's N-API binding): several
+ * times cheaper than OpenSSL's generic-curve code (docs/architecture.md), and a signature is verified for
+ * every swap reconciled. Where the binding does not load, jose (OpenSSL) verifies, with the
  * same outcome (a unit spec holds the two to the same answers).
  */
 type NativeSecp256k1 = {

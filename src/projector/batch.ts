@@ -295,8 +295,7 @@ export interface FoldOptions {
   /**
    * Stream the journal to Postgres during the fold (default): the live path, where the event loop would
    * otherwise wait on Postgres. A rebuild, whose two fold threads and Postgres keep both cores busy, writes
-   * it after the fold as one COPY: streaming measured no gain there (300k events: 24.0-31.2 s against
-   * 23.5-26.7 s).
+   * it after the fold as one COPY: streaming measured no gain there (docs/benchmarks.md).
    */
   streamJournal?: boolean;
 }

@@ -133,10 +133,9 @@ export class Projector {
       // Fetches stay a few MiB whatever the backlog: resident memory does not grow with the log.
       maxBytesPerPartition: 4 * 1024 * 1024,
       maxBytes: 16 * 1024 * 1024,
-      // A fetch waits for 16 KiB or 20 ms. Under load the wait only lengthens the fold cycle, and each ms of it
-      // becomes events the next fold writes before any is visible: at 64 KiB the webhook's 200-to-visible
-      // median was 52-60 ms, at 16 KiB 39-50 (bench:webhook, 64 connections). Under a light load the first byte
-      // would be quicker still but costs 1.8 times the CPU an event in fetches and folds (4 connections).
+      // A fetch waits for 16 KiB or 20 ms. Under load the wait only lengthens the fold cycle (each ms of it
+      // becomes events the next fold writes before any is visible); under a light load fetching from the first
+      // byte costs more CPU an event. docs/architecture.md and docs/benchmarks.md give the measurements.
       minBytes: 16 * 1024,
       maxWaitTimeInMs: 20,
       retry: this.rebuilding

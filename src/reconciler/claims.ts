@@ -111,8 +111,8 @@ export class Claims {
   private readonly rounds = new Map<string, Set<string>>();
   /**
    * Rounds under a backlog go on after the previous round's last row instead of walking the queue from its
-   * head past every row in flight each time (with 20,000 in flight, that walk and the in-flight set's
-   * upkeep were ~40% of a round).
+   * head past every row in flight each time: under a backlog that walk and the in-flight set's upkeep grew
+   * with the rows in flight and dominated a round.
    */
   private pass: Pass | undefined;
   private forgotAt = 0;

@@ -12,8 +12,8 @@ import {
 
 /**
  * Threads that judge and encode the reconciler's verdicts, so that the worker's event loop keeps only its
- * queries and Kafka: judging is ~2/3 of a swap's CPU (the signature, the checks, the Avro encoding),
- * and one event loop was the reconciler's limit while the machine's other core idled (issue 15).
+ * queries and Kafka: judging is most of a swap's CPU (the signature, the checks, the Avro encoding),
+ * and one event loop was the reconciler's limit while the machine's other core idled.
  * A chunk goes to the thread with the fewest chunks in flight. A thread that dies fails its chunks (their
  * swaps stay queued, taken again) and is started anew for the next chunk.
  */

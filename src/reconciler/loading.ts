@@ -20,9 +20,9 @@ export interface LoadedSwap extends SwapToJudge {
 /**
  * A query of `table`'s rows for each swap of the keys $1 (providers) and $2 (swap ids): one index probe per
  * swap, whatever the statistics say. The subquery's `offset 0` keeps the planner from pulling it up into
- * an ordinary join, which it then planned as a hash join over the whole table (a round of 500 over 22,000
- * swaps: 25-30 ms of Postgres instead of ~3) or, on a table filled seconds before and never analyzed, as
- * a nested loop that scanned the table once per key (170-236 ms a round).
+ * an ordinary join, which it then planned as a hash join over the whole table or, on a table filled seconds
+ * before and never analyzed, as a nested loop that scanned the table once per key
+ * (test/reconciler/lookups.int.spec.ts holds the plan; docs/benchmarks.md the cost).
  */
 export function perSwapLookup(select: string, table: string, where = ''): string {
   return `select t.* from unnest($1::text[], $2::text[]) as k(provider_id, swap_id)

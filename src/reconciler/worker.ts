@@ -31,7 +31,7 @@ export interface ReconcilerOptions {
   /**
    * Threads that judge and encode the verdicts of queue rounds and sweeps beside the event loop (default 0:
    * judged on it).
-   * One already takes ~2/3 of a swap's CPU off the loop; `reconciler run` takes RECONCILER_JUDGE_THREADS.
+   * One already takes most of a swap's CPU off the loop; `reconciler run` takes RECONCILER_JUDGE_THREADS.
    */
   judgeThreads?: number;
   /**
