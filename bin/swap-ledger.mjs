@@ -26,8 +26,28 @@ if (rebuilds && /^\d+$/.test(budget) && !process.execArgv.some((a) => a.startsWi
   await run();
 }
 
+// The long-running commands: a SIGTERM while one is still starting stops it cleanly (0), not by signal (143).
+const SERVING = [
+  'projector run',
+  'reconciler run',
+  'webhook serve',
+  'gateway serve',
+  'poller run',
+  'console serve',
+  'demo run',
+];
+
 async function run() {
+  let early;
+  const note = (signal) => (early ??= signal);
+  const serving = SERVING.includes(argv.slice(0, 2).join(' '));
+  if (serving) for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, note);
   register();
+  if (serving) {
+    const { installStopSignal } = await import('../src/lifecycle/stop.ts');
+    installStopSignal(early);
+    for (const signal of ['SIGTERM', 'SIGINT']) process.off(signal, note);
+  }
   // A closed pipe (`swap-ledger ... | head`) ends the output, not the process with a stack trace.
   process.stdout.on('error', (e) => {
     if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { whenStopRequested } from '../lifecycle/stop.ts';
 import type { Logger } from '../observability/log.ts';
 import { assertIdentifier } from '../db/client.ts';
 import { FINANCE_SCHEMA } from '../ledger/finance-views.ts';
@@ -125,17 +126,17 @@ export async function startOrRefuse<T>(
   }
 }
 
-/** Keeps a started worker running until SIGTERM or SIGINT, then stops it: exit code 0. */
+/**
+ * Keeps a started worker running until SIGTERM or SIGINT, then stops it: exit code 0. A signal that came
+ * while it was starting (src/lifecycle/stop.ts) stops it as soon as it has started.
+ */
 export async function runUntilSignal(
   worker: { stop(): Promise<void> },
   logger: Logger,
   name: string,
 ): Promise<number> {
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
-  logger.info(`stopping ${name}`);
+  const signal = await whenStopRequested();
+  logger.info({ signal }, `stopping ${name}`);
   await worker.stop();
   return 0;
 }

@@ -1,5 +1,6 @@
 import { processIo, UsageError, type CliIo, type Command } from './command.ts';
 import { ConfigError } from '../config/config.ts';
+import { installStopSignal, stopRequested } from '../lifecycle/stop.ts';
 
 /** The commands `up` runs as workers, each loaded on its own (bin/swap-ledger-worker.mjs). */
 const WORKERS: Record<string, () => Promise<Command>> = {
@@ -24,6 +25,7 @@ export async function runWorker(argv: string[], io: CliIo = processIo): Promise<
   }
   // `up` holds an IPC channel to each worker: if `up` dies without stopping it (SIGKILL), the channel
   // closes and the worker stops cleanly instead of running on as an orphan.
+  installStopSignal();
   const orphaned = () => process.emit('SIGTERM', 'SIGTERM');
   if (process.send) process.once('disconnect', orphaned);
   const command = await load();
@@ -39,7 +41,8 @@ export async function runWorker(argv: string[], io: CliIo = processIo): Promise<
       return 2;
     }
     io.stderr(`swap-ledger ${name}: ${String((e as Error)?.message ?? e).split('\n')[0]}`);
-    return 1;
+    // Asked to stop while it was starting: the start's failure is said, the stop is clean.
+    return stopRequested() ? 0 : 1;
   } finally {
     // An open channel would keep the finished worker alive.
     process.off('disconnect', orphaned);

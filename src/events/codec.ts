@@ -107,6 +107,43 @@ export function encodeEvent(type: avro.Type, schemaId: number, event: SwapEvent)
 }
 
 /**
+ * Sets a subject's compatibility level, as several workers starting together on a fresh topic all do.
+ * Apicurio answers the losers of that race 409 ("A rule named 'COMPATIBILITY' already exists"): a 409
+ * is read back, and the level already set to the one asked for is success; another level, or a 409 whose
+ * rule is not readable yet, is tried again (`attempts` in all, 100 ms doubling), then refused.
+ */
+export async function setCompatibility(
+  registryUrl: string,
+  subject: string,
+  level: string,
+  attempts = 6,
+): Promise<void> {
+  const url = `${registryUrl}/config/${encodeURIComponent(subject)}`;
+  let last = '';
+  for (let attempt = 1, wait = 100; ; attempt++, wait *= 2) {
+    const res = await fetch(url, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+      body: JSON.stringify({ compatibility: level }),
+    });
+    if (res.ok) return;
+    last = `HTTP ${res.status} ${(await res.text().catch(() => '')).slice(0, 200)}`;
+    if (res.status !== 409)
+      throw new Error(`registry refused the compatibility setting of ${subject}: ${last}`);
+    const current = await fetch(url).then(
+      async (r) =>
+        r.ok ? ((await r.json()) as { compatibilityLevel?: string }).compatibilityLevel : undefined,
+      () => undefined,
+    );
+    if (current === level) return; // another worker set the same level first
+    if (current !== undefined) last += `; the subject's level is ${current}`;
+    if (attempt >= attempts)
+      throw new Error(`registry refused the compatibility setting of ${subject} ${attempts} times: ${last}`);
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+/**
  * Avro encoding of the event envelope through the schema registry. The payload is an Avro union of
  * records, which avsc represents wrapped in an object keyed by the record's full name.
  */
@@ -129,13 +166,7 @@ export class EventCodec {
   /** Registers the envelope under `<topic>-value` with BACKWARD compatibility; idempotent. */
   async register(): Promise<number> {
     const subject = valueSubject(this.topic);
-    const res = await fetch(`${this.registryUrl}/config/${encodeURIComponent(subject)}`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
-      body: JSON.stringify({ compatibility: 'BACKWARD' }),
-    });
-    if (!res.ok)
-      throw new Error(`registry refused the compatibility setting of ${subject}: HTTP ${res.status}`);
+    await setCompatibility(this.registryUrl, subject, 'BACKWARD');
     const { id } = await this.registry.register(
       { type: SchemaType.AVRO, schema: JSON.stringify(this.schema) },
       { subject },

@@ -1,4 +1,5 @@
 import type { Command } from '../command.ts';
+import { whenStopRequested } from '../../lifecycle/stop.ts';
 import { parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createLogger } from '../../observability/log.ts';
@@ -100,10 +101,8 @@ export const reconcilerRunCommand: Command = {
       const ops = await openOpsListener(config, metrics, dependencyChecks(config), logger);
       reconciler.start(config.RECONCILER_INTERVAL_MS, config.RECONCILER_SWEEP_CRON);
       logger.info('reconciler started');
-      await new Promise<void>((resolve) => {
-        process.once('SIGTERM', resolve);
-        process.once('SIGINT', resolve);
-      });
+      // A signal that came while it was starting stops it at once (src/lifecycle/stop.ts).
+      await whenStopRequested();
       await ops?.close();
     } finally {
       await close();
