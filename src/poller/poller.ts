@@ -1,10 +1,8 @@
-import type pg from 'pg';
 import { newEvent, swapKey } from '../events/keys.ts';
 import type { EventAppender } from '../events/producer.ts';
 import { RateLimiter } from '../ingest/webhook/rate-limit.ts';
 import { mapStatus } from '../swap/status.ts';
 import type { Logger } from '../observability/log.ts';
-import { MetricsRegistry, type Counter, type Gauge } from '../observability/metrics.ts';
 import { RateLimitedError, SwapNotFoundError } from '../partner/errors.ts';
 import type { SwapStatus } from '../partner/types.ts';
 import type { ProviderPartner } from '../providers/clients.ts';
@@ -20,124 +18,16 @@ import {
   missingFigures,
   nextConfirmationAt,
 } from './confirm.ts';
-import {
-  confirmationCandidates,
-  expiredWithMoneyPastGrace,
-  pollingSet,
-  recordConfirmation,
-  reopenConfirmation,
-  type ConfirmCandidate,
-  type ConfirmationOutcome,
-  type ConfirmationRecord,
-} from './set.ts';
+import { createPollerMetrics, type PollerMetrics } from './metrics.ts';
+import { type ConfirmCandidate, type ConfirmationOutcome, type PollerStore } from './set.ts';
 
-export interface PollerMetrics {
-  readonly registry: MetricsRegistry;
-  /** GET /status results by provider and outcome (changed, unchanged, unmappable, not_found, error...). */
-  readonly polls: Counter;
-  readonly appended: Counter;
-  /** Partner statuses the provider's mapping does not know: logged, counted, the swap stays in the set. */
-  readonly unmappable: Counter;
-  readonly rateLimited: Counter;
-  /** Confirming polls of swaps made final by webhook, by outcome (`deadline`: given up). */
-  readonly confirmations: Counter;
-  /** Swaps whose confirming stopped at the deadline before a complete answer. */
-  readonly confirmationsAbandoned: Counter;
-  /** Swaps in the polling set at the last tick. */
-  readonly setSize: Gauge;
-  /** Providers paused by a 420 (Retry-After) at the last tick. */
-  readonly pausedProviders: Gauge;
-  /** Closed swaps with money moved that left the grace window unsettled, by provider: alerted on. */
-  readonly expiredWithMoney: Gauge;
-}
+export { createPollerMetrics, type PollerMetrics } from './metrics.ts';
+export { postgresPollerStore, type PollerStore } from './set.ts';
 
-export function createPollerMetrics(registry = new MetricsRegistry()): PollerMetrics {
-  return {
-    registry,
-    polls: registry.counter('swap_ledger_poller_polls_total', 'GET /status results by provider and outcome', [
-      'provider',
-      'outcome',
-    ]),
-    appended: registry.counter(
-      'swap_ledger_poller_status_reported_total',
-      'StatusReported events appended by polls',
-      ['provider'],
-    ),
-    unmappable: registry.counter(
-      'swap_ledger_poller_unmappable_status_total',
-      'Polled partner statuses the provider mapping does not know (the swap stays in the polling set)',
-      ['provider'],
-    ),
-    rateLimited: registry.counter('swap_ledger_poller_rate_limited_total', 'Partner 420 answers to polls', [
-      'provider',
-    ]),
-    confirmations: registry.counter(
-      'swap_ledger_poller_confirmations_total',
-      'Confirming polls of swaps made final by webhook, by outcome',
-      ['provider', 'outcome'],
-    ),
-    confirmationsAbandoned: registry.counter(
-      'swap_ledger_poller_confirmations_abandoned_total',
-      'Swaps made final by webhook whose confirming stopped at the deadline (POLL_CONFIRM_DEADLINE_HOURS) before GET /status reported every figure',
-      ['provider'],
-    ),
-    setSize: registry.gauge(
-      'swap_ledger_poller_polling_set_size',
-      'Swaps in the polling set at the last tick',
-    ),
-    pausedProviders: registry.gauge(
-      'swap_ledger_poller_paused_providers',
-      'Providers paused after a 420 (Retry-After) at the last tick',
-    ),
-    expiredWithMoney: registry.gauge(
-      'swap_ledger_poller_expired_with_money_past_grace',
-      'Closed (EXPIRED) swaps where money moved (a deposit, a payout, a refund or an amount) that left the slow polling set (POLL_CLOSED_GRACE_HOURS) with no final status to settle them, at the last tick',
-      ['provider'],
-    ),
-  };
-}
-
-/** Where the poller reads its sets and records confirmations (Postgres unless replaced, e.g. in tests). */
-export interface PollerStore {
-  pollingSet(): Promise<PolledSwap[]>;
-  /** Closed swaps where money moved and the grace window ended unsettled, counted by provider. */
-  expiredWithMoneyPastGrace?(): Promise<{ providerId: string; swaps: number }[]>;
-  /** Swaps owed a confirming poll at `nowMs` (the poller's clock). */
-  confirmationCandidates(nowMs: number): Promise<ConfirmCandidate[]>;
-  /** Records a confirming attempt if no other poller recorded it first (false: it did). */
-  recordConfirmation(c: ConfirmationRecord): Promise<boolean>;
-  /** Takes back an attempt whose StatusReported was not appended: due again at once. */
-  reopenConfirmation(c: {
-    swapId: string;
-    providerId: string;
-    attempts: number;
-    detail: string;
-    at: number;
-  }): Promise<void>;
-}
-
-export function postgresPollerStore(
-  pool: pg.Pool,
-  confirmWindowHours: number,
-  providerIds?: readonly string[],
-  closedGraceHours?: number,
-): PollerStore {
-  return {
-    pollingSet: () =>
-      pollingSet(pool, {
-        ...(providerIds ? { providerIds } : {}),
-        ...(closedGraceHours !== undefined ? { closedGraceHours } : {}),
-      }),
-    confirmationCandidates: (nowMs) => confirmationCandidates(pool, confirmWindowHours, nowMs, providerIds),
-    expiredWithMoneyPastGrace: () =>
-      expiredWithMoneyPastGrace(pool, {
-        ...(providerIds ? { providerIds } : {}),
-        ...(closedGraceHours !== undefined ? { closedGraceHours } : {}),
-      }),
-    recordConfirmation: (c) => recordConfirmation(pool, c),
-    reopenConfirmation: (c) => reopenConfirmation(pool, c),
-  };
-}
+// Over 400 lines on purpose: a tick's two kinds of work, the regular polls and the confirming polls of
+// webhook-final swaps, share one rate limiter, one semaphore and one pause per provider, and one append path
+// (outbox first, then the fingerprint that keeps a poll from being appended twice); apart, each would pass
+// that state back and forth. Its metrics, its store and its pure rules (change.ts, confirm.ts) stand apart.
 
 export interface PollerOptions {
   readonly store: PollerStore;

@@ -256,3 +256,45 @@ export async function expiredWithMoneyPastGrace(
   );
   return r.rows.map((row) => ({ providerId: row.provider_id, swaps: row.swaps }));
 }
+
+/** Where the poller reads its sets and records confirmations (Postgres unless replaced, e.g. in tests). */
+export interface PollerStore {
+  pollingSet(): Promise<PolledSwap[]>;
+  /** Closed swaps where money moved and the grace window ended unsettled, counted by provider. */
+  expiredWithMoneyPastGrace?(): Promise<{ providerId: string; swaps: number }[]>;
+  /** Swaps owed a confirming poll at `nowMs` (the poller's clock). */
+  confirmationCandidates(nowMs: number): Promise<ConfirmCandidate[]>;
+  /** Records a confirming attempt if no other poller recorded it first (false: it did). */
+  recordConfirmation(c: ConfirmationRecord): Promise<boolean>;
+  /** Takes back an attempt whose StatusReported was not appended: due again at once. */
+  reopenConfirmation(c: {
+    swapId: string;
+    providerId: string;
+    attempts: number;
+    detail: string;
+    at: number;
+  }): Promise<void>;
+}
+
+export function postgresPollerStore(
+  pool: pg.Pool,
+  confirmWindowHours: number,
+  providerIds?: readonly string[],
+  closedGraceHours?: number,
+): PollerStore {
+  return {
+    pollingSet: () =>
+      pollingSet(pool, {
+        ...(providerIds ? { providerIds } : {}),
+        ...(closedGraceHours !== undefined ? { closedGraceHours } : {}),
+      }),
+    confirmationCandidates: (nowMs) => confirmationCandidates(pool, confirmWindowHours, nowMs, providerIds),
+    expiredWithMoneyPastGrace: () =>
+      expiredWithMoneyPastGrace(pool, {
+        ...(providerIds ? { providerIds } : {}),
+        ...(closedGraceHours !== undefined ? { closedGraceHours } : {}),
+      }),
+    recordConfirmation: (c) => recordConfirmation(pool, c),
+    reopenConfirmation: (c) => reopenConfirmation(pool, c),
+  };
+}

@@ -18,6 +18,10 @@ import { loadWorkingSet, type BatchItem, type PositionedEvent, type RetryDecoder
 import { swapKey } from '../events/keys.ts';
 import { WorkingSet, type JournalRow } from './state.ts';
 
+// Over 400 lines on purpose: the batch writer is one transaction (the shared promotion lock, the reads, the
+// fold, every table's rows, the journal, the checkpoint by compare-and-set), and the error rules that decide
+// whether a failure is the event's (journaled) or the batch's (retried) belong with it.
+
 /** The advisory lock a batch holds shared and a promotion (ops/replay.ts) exclusively: no batch straddles it. */
 export const PROMOTE_LOCK = 0x51ed6e2;
 

@@ -17,6 +17,10 @@ import { deadLetterId } from './fold.ts';
 import { traceFolded } from './tracing.ts';
 import type { JournalRow, Position } from './state.ts';
 
+// Over 400 lines on purpose: the consumer-group member's kafkajs callbacks (assignment, each batch, the
+// group commit, pauses behind dead letters) and its rebuild mode share one member's state; the fold, the
+// batch writer and the rebuild's bulk load live apart (fold.ts, batch.ts, rebuild.ts).
+
 export interface ProjectorOptions {
   kafka: Kafka;
   codec: EventCodec;

@@ -153,6 +153,8 @@ export function reportChangesSomething(d: ReportDifferences): boolean {
 
 /** What a GET /status answer carries (interface v2 Status), as the partner client read it. */
 export interface StatusAnswer {
+  /** The partner's own status string; the report carries it as mapped (`MappedStatus`). */
+  readonly status?: string | undefined;
   readonly amount?: string | null | undefined;
   readonly providerFees?: string | null | undefined;
   readonly referralFees?: string | null | undefined;
