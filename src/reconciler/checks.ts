@@ -14,6 +14,7 @@ import { amountCheck } from './amount-checks.ts';
 import { extraFeeCheck, feeCheck, feeSumCheck } from './fee-checks.ts';
 import { check, classify, MONEY_ON_EXPIRED, readText, type Outcome } from './inputs.ts';
 import { quoteChecks } from './quote-checks.ts';
+import { chainChecks } from './chain-checks.ts';
 
 export { EXPIRED, FINISHED, REFUNDED } from './inputs.ts';
 
@@ -229,6 +230,7 @@ function assertConflicts(
  *  5. amount.partner_side (final amount + final network fee vs signed)
  *  6. fee.provider, fee.referral, fee.payout_network, fee.sum (directional tolerances), fee.extra
  *  7. hash.payin, hash.payout, hash.refund (each outcome's transactions)
+ *  7b. chain.payin, chain.payout, chain.refund (the chain's witness: only with chain evidence, chain-checks.ts)
  *  8. status.conflict (reports contradicting the final state)
  * A check that does not apply to the outcome is NOT_APPLICABLE and never counts. The verdict is the worst
  * counted check's (VERDICT_ORDER).
@@ -254,6 +256,7 @@ export function reconcileSwap(
     hashCheck('payin', input, outcome),
     hashCheck('payout', input, outcome),
     hashCheck('refund', input, outcome),
+    ...chainChecks(input, outcome),
     conflictCheck(input),
   ];
   return { verdict: worstVerdict(checks.map((c) => c.verdict)), checks };

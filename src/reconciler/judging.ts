@@ -14,7 +14,13 @@ import {
   type FeeCheckKind,
   type ReconciliationPolicy,
 } from './policy.ts';
-import type { ReconciledCheck, ReconciliationResult, StatusConflict, Verdict } from './types.ts';
+import type {
+  ChainEvidence,
+  ReconciledCheck,
+  ReconciliationResult,
+  StatusConflict,
+  Verdict,
+} from './types.ts';
 
 /**
  * Judging a swap: its checks, its SwapReconciled and that event's wire encoding. CPU only (no I/O), the
@@ -50,6 +56,8 @@ export interface SwapToJudge {
   readonly setup: JudgeSetup | undefined;
   /** The verdict is based on this event (the queue row's); by default the row's last correction or event. */
   readonly basedOnEventId?: string | undefined;
+  /** What the chain watcher saw of its transactions (chain-load.ts); absent: no chain checks are made. */
+  readonly chain?: ChainEvidence | undefined;
 }
 
 export interface JudgedSwap {
@@ -75,6 +83,7 @@ export async function judgeSwap(s: SwapToJudge, policy: ReconciliationPolicy): P
       }),
       conflicts: s.conflicts,
       providerDefaultSlippage: setup?.defaultSlippage ?? null,
+      ...(s.chain ? { chain: s.chain } : {}),
     },
     setup?.payloadKeys ?? [],
     policy,

@@ -1,4 +1,4 @@
-import type { ReconciliationCheck } from '../events/types.ts';
+import type { ChainTransfer, ReconciliationCheck } from '../events/types.ts';
 import type { DecimalsLookup } from '../money/currencies.ts';
 import type { PayloadInspection, SwapRequestFields } from '../payload/index.ts';
 
@@ -152,6 +152,42 @@ export interface ReconciliationInput {
   readonly providerDefaultSlippage?: AmountText;
   /** Reports that contradicted the final state; absent or empty: none. */
   readonly conflicts?: readonly StatusConflict[] | null | undefined;
+  /** What the chain watcher saw of the swap's transactions (chain-checks.ts); absent: no chain checks. */
+  readonly chain?: ChainEvidence | undefined;
+}
+
+/** One chain observation of a reported transaction (a chain_observations row, as plain data). */
+export interface ChainObservation {
+  readonly role: string;
+  readonly txid: string;
+  readonly currency: string;
+  readonly chain: string;
+  readonly family: string;
+  /** found | pending | not_found | reverted */
+  readonly status: string;
+  readonly confirmations: number;
+  readonly requiredConfirmations: number;
+  readonly block: number | null;
+  /** 'native' or the token contract (lower case). */
+  readonly asset: string;
+  readonly decimals: number;
+  readonly transfers: readonly ChainTransfer[];
+  readonly source: string;
+  readonly proven: boolean;
+  readonly deadlinePassed: boolean;
+  readonly observedAt: string;
+  readonly detail: string | null;
+  readonly eventId: string;
+}
+
+/** The chain evidence of one swap, read for its judgement (chain-load.ts). */
+export interface ChainEvidence {
+  /** Platform currency ids with a configured chain source: any other's checks are UNVERIFIABLE. */
+  readonly sourced: readonly string[];
+  /** Currencies whose transfers carry an extra id (memo) the chain lookup cannot see. */
+  readonly memos?: readonly string[] | undefined;
+  /** Oldest first: the latest of a (role, txid) is its evidence. */
+  readonly observations: readonly ChainObservation[];
 }
 
 /**
