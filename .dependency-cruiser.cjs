@@ -13,15 +13,15 @@ const FLOORS = [
   ['swap', 'payload', 'config'],
   ['ledger', 'events', 'http'],
   ['partner'],
-  ['providers', 'catalog', 'outbox', 'projector'],
-  ['ingest', 'reconciler', 'ops', 'testing'],
+  ['providers', 'catalog', 'outbox', 'projector', 'chain'],
+  ['ingest', 'reconciler', 'ops', 'testing', 'chainwatch'],
   ['gateway', 'poller', 'simulator', 'certify', 'console'],
   ['demo'],
   ['supervisor'],
 ];
 /** The process entries: each starts one worker, and only the CLI imports it. */
 const ENTRY =
-  '^src/(projector|reconciler|poller|gateway|console|demo)/run[.]ts$|^src/ingest/webhook/run[.]ts$';
+  '^src/(projector|reconciler|poller|gateway|console|demo|chainwatch)/run[.]ts$|^src/ingest/webhook/run[.]ts$';
 const folders = (list) => `^src/(${list.join('|')})/`;
 /**
  * The one exception, named: the projection schema's check of the ledger's accounts reads the chart of accounts
