@@ -8,6 +8,16 @@ import { register } from 'tsx/esm/api';
 // length unless given a budget (measured: 378 MiB peak at 100k events, 494 MiB at 200k): the rebuild runs
 // again in a child under a fixed one, REPLAY_HEAP_MB (checked like every setting by the command itself).
 const argv = process.argv.slice(2);
+// The long-running commands: a SIGTERM while one is still starting stops it cleanly (0), not by signal (143).
+const SERVING = [
+  'projector run',
+  'reconciler run',
+  'webhook serve',
+  'gateway serve',
+  'poller run',
+  'console serve',
+  'demo run',
+];
 const rebuilds = argv[0] === 'replay' && !['list', 'drop', 'promote'].includes(argv[1] ?? '');
 const budget = process.env.REPLAY_HEAP_MB ?? '320';
 if (rebuilds && /^\d+$/.test(budget) && !process.execArgv.some((a) => a.startsWith('--max-old-space-size'))) {
@@ -25,17 +35,6 @@ if (rebuilds && /^\d+$/.test(budget) && !process.execArgv.some((a) => a.startsWi
 } else {
   await run();
 }
-
-// The long-running commands: a SIGTERM while one is still starting stops it cleanly (0), not by signal (143).
-const SERVING = [
-  'projector run',
-  'reconciler run',
-  'webhook serve',
-  'gateway serve',
-  'poller run',
-  'console serve',
-  'demo run',
-];
 
 async function run() {
   let early;
