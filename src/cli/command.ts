@@ -3,6 +3,7 @@ import { whenStopRequested } from '../lifecycle/stop.ts';
 import type { Logger } from '../observability/log.ts';
 import { assertIdentifier } from '../db/client.ts';
 import { FINANCE_SCHEMA } from '../ledger/finance-views.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 // Commands are written out one object each (words, usage, summary, option parsing): alike by design.
 /** A CLI command: `words` is the command path (e.g. ['payload', 'verify']); `run` returns the exit code. */
@@ -24,7 +25,7 @@ export const processIo: CliIo = {
 };
 
 /** A usage mistake: printed as one line on stderr, exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends InputRefusedError {
   override name = 'UsageError';
 }
 

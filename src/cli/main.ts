@@ -2,6 +2,7 @@ import { commands } from './commands/index.ts';
 import { processIo, usageText, UsageError, wantsHelp, type CliIo } from './command.ts';
 import { ConfigError } from '../config/config.ts';
 import { startTracing } from '../observability/tracing.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 function help(io: CliIo): void {
   io.stdout('usage: swap-ledger <command> [options]\n');
@@ -42,12 +43,12 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   try {
     return await match.run(rest, io);
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.stderr(`swap-ledger ${match.words.join(' ')}: ${e.message}; usage: swap-ledger ${match.usage}`);
-      return 2;
-    }
-    if (e instanceof ConfigError) {
-      io.stderr(e.message);
+    // A refusal of what was given (usage, configuration, a setup file, an operator's input): exit 2.
+    if (e instanceof InputRefusedError) {
+      if (e instanceof UsageError)
+        io.stderr(`swap-ledger ${match.words.join(' ')}: ${e.message}; usage: swap-ledger ${match.usage}`);
+      else if (e instanceof ConfigError) io.stderr(e.message);
+      else io.stderr(`swap-ledger ${match.words.join(' ')}: ${e.message}`);
       return 2;
     }
     io.stderr(`swap-ledger ${match.words.join(' ')}: ${describe(e)}`);

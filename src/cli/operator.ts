@@ -1,9 +1,8 @@
-import { SwapRefError } from '../swap/ref.ts';
 import type { Config } from '../config/config.ts';
 import { openAppender } from '../events/index.ts';
 import type { SwapEvent } from '../events/types.ts';
-import { OperatorInputError } from '../ops/operator-events.ts';
 import { UsageError } from './command.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 /** Appends one operator event and waits for Kafka's acknowledgement. */
 export async function appendOperatorEvent(config: Config, event: SwapEvent): Promise<void> {
@@ -20,7 +19,7 @@ export async function asUsage<T>(fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof OperatorInputError || e instanceof SwapRefError) throw new UsageError(e.message);
+    if (e instanceof InputRefusedError && !(e instanceof UsageError)) throw new UsageError(e.message);
     throw e;
   }
 }

@@ -1,6 +1,8 @@
 import { processIo, UsageError, type CliIo, type Command } from './command.ts';
 import { ConfigError } from '../config/config.ts';
+import { TopicReplicationError } from '../events/topics.ts';
 import { installStopSignal, stopRequested } from '../lifecycle/stop.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 /** The commands `up` runs as workers, each loaded on its own (bin/swap-ledger-worker.mjs). */
 const WORKERS: Record<string, () => Promise<Command>> = {
@@ -32,12 +34,12 @@ export async function runWorker(argv: string[], io: CliIo = processIo): Promise<
   try {
     return await command.run(argv.slice(2), io);
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.stderr(`swap-ledger ${name}: ${e.message}; usage: swap-ledger ${command.usage}`);
-      return 2;
-    }
-    if (e instanceof ConfigError) {
-      io.stderr(e.message);
+    // A refusal of what was given (usage, configuration, a setup file, an operator's input): exit 2.
+    if (e instanceof InputRefusedError) {
+      if (e instanceof UsageError)
+        io.stderr(`swap-ledger ${name}: ${e.message}; usage: swap-ledger ${command.usage}`);
+      else if (e instanceof ConfigError) io.stderr(e.message);
+      else io.stderr(`swap-ledger ${name}: ${e.message}`);
       return 2;
     }
     io.stderr(`swap-ledger ${name}: ${String((e as Error)?.message ?? e).split('\n')[0]}`);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import cron from 'node-cron';
 import { parseWorkerEndpoints, type WorkerEndpoint } from '../observability/worker-health.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 /**
  * One typed configuration for every process. Values come from the environment, then from an optional
@@ -322,7 +323,7 @@ export type Config = { [K in keyof Spec]: ReturnType<Spec[K]['parse']> } & {
 };
 export type ConfigKey = keyof Spec;
 
-export class ConfigError extends Error {
+export class ConfigError extends InputRefusedError {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';

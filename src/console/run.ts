@@ -4,13 +4,14 @@ import type { Logger } from '../observability/log.ts';
 import { ConsoleDb } from './db.ts';
 import { buildConsoleServer } from './server.ts';
 import { WorkerHealthBoard } from './workers.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 export interface RunningConsole {
   readonly url: string;
   stop(): Promise<void>;
 }
 
-export class ConsoleConfigError extends Error {
+export class ConsoleConfigError extends InputRefusedError {
   override name = 'ConsoleConfigError';
 }
 

@@ -14,6 +14,7 @@ import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
 import { listenEdge } from '../http/edge.ts';
 import { buildGatewayServer, walletKeyIndex } from './server.ts';
 import { GatewayService } from './service.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 export type GatewayConfig = AppenderConfig &
   Pick<
@@ -43,7 +44,7 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export class GatewayConfigError extends Error {
+export class GatewayConfigError extends InputRefusedError {
   override name = 'GatewayConfigError';
 }
 

@@ -2,10 +2,11 @@ import { newEvent, type EventOrigin } from '../events/keys.ts';
 import type { PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
 import { isDecimalText } from '../money/decimal.ts';
 import { INTERNAL_STATUSES, isInternalStatus } from '../swap/status.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 /** Events an operator appends (source `ops`). Validation happens here, so bad input changes nothing. */
 
-export class OperatorInputError extends Error {
+export class OperatorInputError extends InputRefusedError {
   override name = 'OperatorInputError';
 }
 

@@ -1,5 +1,6 @@
 import type { PartnerClientOptions } from './client.ts';
 import type { RetryPolicy } from './retry.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 /**
  * The per-provider part of the client options as it appears in configuration (YAML/JSON), checked
@@ -10,7 +11,7 @@ export type PartnerClientConfig = Pick<
   'provider' | 'baseUrl' | 'headers' | 'timeouts' | 'retry' | 'pageLimit' | 'maxPages'
 >;
 
-export class PartnerConfigError extends Error {
+export class PartnerConfigError extends InputRefusedError {
   constructor(readonly problems: string[]) {
     super(`invalid partner configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'PartnerConfigError';

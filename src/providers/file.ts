@@ -17,6 +17,7 @@ import {
   type RateLimitConfig,
   type WebhookKeyDefinition,
 } from './file-sections.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 export {
   DEFAULT_POLL_INTERVAL_SECONDS,
@@ -58,7 +59,7 @@ export interface ProviderDefinition {
   readonly webhookNetworkFees: 'extra' | 'referral';
 }
 
-export class ProvidersFileError extends Error {
+export class ProvidersFileError extends InputRefusedError {
   constructor(readonly problems: string[]) {
     super(`invalid providers file:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ProvidersFileError';

@@ -1,4 +1,5 @@
 import { Decimal, formatDecimal, isDecimalText } from '../money/decimal.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 /** The three fees a swap carries at creation and at its final status, in the destination currency. */
 export type FeeKind = 'provider' | 'referral' | 'payoutNetwork';
@@ -74,7 +75,7 @@ export const DEFAULT_RECONCILIATION_POLICY: ReconciliationPolicy = Object.freeze
   }),
 });
 
-export class ReconciliationPolicyError extends Error {
+export class ReconciliationPolicyError extends InputRefusedError {
   override name = 'ReconciliationPolicyError';
   constructor(readonly problems: string[]) {
     super(`invalid reconciliation policy:\n${problems.map((p) => `  - ${p}`).join('\n')}`);

@@ -14,6 +14,8 @@ export function policyFromConfig(config: Pick<Config, 'RECONCILE'>) {
 
 /** A reconciler wired from configuration; `stop()` closes what it opened. */
 export async function openReconciler(config: Config, logger: Logger, metrics?: MetricsRegistry) {
+  // The policy first: a refused one (exit 2) opens no connection.
+  const policy = policyFromConfig(config);
   // Two lanes of rounds (drainAll), each a transaction that also does its reads, the sweep and the metrics.
   const projection = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 5 });
   const platform = createPool(config.DATABASE_URL, { max: 2 });
@@ -23,7 +25,7 @@ export async function openReconciler(config: Config, logger: Logger, metrics?: M
     projection,
     platform,
     appender,
-    policy: policyFromConfig(config),
+    policy,
     confirmWaitMs: config.RECONCILER_CONFIRM_WAIT_MS,
     judgeThreads: config.RECONCILER_JUDGE_THREADS,
     logger,

@@ -1,4 +1,5 @@
 import { partnerTextProblem } from './text.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 /** A swap as operators name it: `<providerId>/<swapId>` (a swapId is unique per partner only). */
 export interface SwapRef {
@@ -6,7 +7,7 @@ export interface SwapRef {
   readonly swapId: string;
 }
 
-export class SwapRefError extends Error {
+export class SwapRefError extends InputRefusedError {
   override name = 'SwapRefError';
 }
 

@@ -57,3 +57,45 @@ describe('swap-ledger CLI', () => {
     expect(() => parseOptions(['--a'], { values: ['a'] })).toThrow('--a needs a value');
   });
 });
+
+describe('one error base at the boundary', () => {
+  it('every refusal of what was given (usage, configuration, policy, operator input) exits 2', async () => {
+    const { InputRefusedError } = await import('../../src/lifecycle/refusal.ts');
+    const { ConfigError } = await import('../../src/config/config.ts');
+    const { UsageError } = await import('../../src/cli/command.ts');
+    const { ReconciliationPolicyError } = await import('../../src/reconciler/policy.ts');
+    const { OperatorInputError } = await import('../../src/ops/operator-events.ts');
+    const { SwapRefError } = await import('../../src/swap/ref.ts');
+    const { ProvidersFileError } = await import('../../src/providers/file.ts');
+    for (const e of [
+      new ConfigError(['X: missing']),
+      new UsageError('bad flag'),
+      new ReconciliationPolicyError(['RECONCILE_TYPO: unknown reconciliation key']),
+      new OperatorInputError('no such event'),
+      new SwapRefError('empty'),
+      new ProvidersFileError(['bad file']),
+    ])
+      expect(e).toBeInstanceOf(InputRefusedError);
+  });
+});
+
+describe('reconciler run refuses its policy like any configuration', () => {
+  it('a mistyped RECONCILE_ key exits 2 (up stops instead of restarting it), before any connection', async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      KAFKA_BROKERS: '127.0.0.1:1',
+      SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1',
+      RECONCILE_FEE_FAVOR_TOLERANCE_RELATIVE: '0.1',
+    });
+    try {
+      const io = capture();
+      expect(await main(['reconciler', 'run'], io)).toBe(2);
+      expect(io.err.join('\n')).toContain(
+        'RECONCILE_FEE_FAVOR_TOLERANCE_RELATIVE: unknown reconciliation key',
+      );
+    } finally {
+      process.env = saved;
+    }
+  });
+});
