@@ -32,19 +32,35 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     up = startUp();
     consoleUrl = (await up.waitFor(/console: (http:\/\/\S+?)\/(\s|$)/, 90_000))[1]!;
     pool = createPool(testStack().databaseUrl, { searchPath: up.schema, max: 2 });
-    // Within the issue's minute: every final status and a mismatch, reconciled.
+    // Within the issue's minute: every outcome judged on its evidence (a clean refund and a clean expiry
+    // MATCHED), and one swap per rule of the verdict: a deposit on an expired swap and a quote deviation
+    // (MISMATCH), a refund without its transaction (UNVERIFIABLE).
     await eventually(
-      'finished, refunded and expired swaps and a mismatch',
+      'every outcome MATCHED when clean, and a swap per new rule found',
       async () => {
         const r = await pool
-          .query<{ status: string; verdict: string | null }>(
-            `select s.status, r.verdict from swaps s left join reconciliations r on r.provider_id = s.provider_id and r.swap_id = s.swap_id
+          .query<{ status: string; verdict: string | null; failing: string[] | null }>(
+            `select s.status, r.verdict,
+                    (select array_agg(c->>'name') from jsonb_array_elements(r.checks) c
+                      where c->>'verdict' in ('MISMATCH', 'UNVERIFIABLE')) as failing
+             from swaps s left join reconciliations r on r.provider_id = s.provider_id and r.swap_id = s.swap_id
              where s.provider_id = 'demo-partner'`,
           )
           .catch(() => ({ rows: [] }));
-        const has = (status: string, verdict?: string) =>
-          r.rows.some((x) => x.status === status && (verdict ? x.verdict === verdict : x.verdict !== null));
-        return has('FINISHED', 'MATCHED') && has('REFUNDED') && has('EXPIRED') && has('FINISHED', 'MISMATCH')
+        const has = (status: string, verdict?: string, check?: string) =>
+          r.rows.some(
+            (x) =>
+              x.status === status &&
+              (verdict ? x.verdict === verdict : x.verdict !== null) &&
+              (!check || (x.failing ?? []).includes(check)),
+          );
+        return has('FINISHED', 'MATCHED') &&
+          has('REFUNDED', 'MATCHED') &&
+          has('EXPIRED', 'MATCHED') &&
+          has('FINISHED', 'MISMATCH') &&
+          has('EXPIRED', 'MISMATCH', 'hash.payin') &&
+          has('REFUNDED', 'UNVERIFIABLE', 'hash.refund') &&
+          has('FINISHED', 'MISMATCH', 'quote.fee.payout_network')
           ? true
           : undefined;
       },
