@@ -144,6 +144,16 @@ export const configSpec = {
   EVENTS_TOPIC: { parse: topicName, default: 'swap-events', doc: 'Topic of the swap event log' },
   DLQ_TOPIC: { parse: topicName, default: 'swap-events-dlq', doc: 'Dead-letter topic' },
   TOPIC_PARTITIONS: { parse: int(1, 1000), default: 12, doc: 'Partitions of the events topic on creation' },
+  TOPIC_REPLICATION_FACTOR: {
+    parse: int(0, 16),
+    default: 0,
+    doc: 'Replicas of each partition of the topics on creation, and the least a writer starts on (0: 3 on three brokers or more, else 1)',
+  },
+  TOPIC_MIN_INSYNC_REPLICAS: {
+    parse: int(0, 16),
+    default: 0,
+    doc: 'min.insync.replicas of the topics on creation, and the least a writer starts on (0: 2 with three replicas, else 1)',
+  },
   KAFKA_SEND_TIMEOUT_MS: {
     parse: int(100, 120_000),
     default: 5000,
@@ -164,6 +174,17 @@ export const configSpec = {
     parse: int(100, 3_600_000),
     default: 5000,
     doc: 'How often a running process re-reads the provider registry from Postgres (keys, mappings, limits)',
+  },
+  CHAIN_SOURCES_FILE: {
+    parse: str,
+    // Empty: no chain source; the chain checks stay UNVERIFIABLE "no chain source for <currency>".
+    default: '',
+    doc: 'YAML chain sources file (config/chains.example.yaml): by platform currency, a chain source (URL by the name of its variable), depth, asset and deadline',
+  },
+  CHAIN_WATCH_INTERVAL_MS: {
+    parse: int(100, 3_600_000),
+    default: 5000,
+    doc: 'How often the chain watcher looks for reported transactions due a look (each is looked at again with backoff)',
   },
   METRICS_HOST: {
     parse: str,

@@ -8,7 +8,17 @@ import { EventAppender } from './producer.ts';
 export type AppenderConfig = Pick<
   Config,
   'KAFKA_BROKERS' | 'SCHEMA_REGISTRY_URL' | 'EVENTS_TOPIC' | 'KAFKA_CLIENT_ID' | 'KAFKA_SEND_TIMEOUT_MS'
->;
+> &
+  // The replication the writer requires of its topic; absent: resolved against the cluster (as 0).
+  Partial<Pick<Config, 'TOPIC_REPLICATION_FACTOR' | 'TOPIC_MIN_INSYNC_REPLICAS'>>;
+
+/** The replication a writer requires of its topic, as configured (0: resolved against the cluster). */
+export function requiredReplication(config: AppenderConfig) {
+  return {
+    replicationFactor: config.TOPIC_REPLICATION_FACTOR,
+    minInsyncReplicas: config.TOPIC_MIN_INSYNC_REPLICAS,
+  };
+}
 
 /** An appender to the configured events topic, started (schema registered, producer connected). */
 export async function openAppender(
@@ -26,6 +36,7 @@ export async function openAppender(
     topic: config.EVENTS_TOPIC,
     sendTimeoutMs: config.KAFKA_SEND_TIMEOUT_MS,
     logger,
+    replication: requiredReplication(config),
   });
   await appender.start();
   return appender;

@@ -1,5 +1,6 @@
 import { Partitioners, type ICustomPartitioner, type Kafka, type Producer } from 'kafkajs';
 import { partitionKeyOf } from './keys.ts';
+import { assertReplicated } from './topics.ts';
 import type { Logger } from '../observability/log.ts';
 import {
   headersForKept,
@@ -49,6 +50,11 @@ export interface AppenderOptions {
   logger?: Logger;
   /** Observes each produce request's size (tests and metrics). */
   onBatchSent?: (messages: number) => void;
+  /**
+   * The replication the topic must have before this appender writes to it (0: resolved against the
+   * cluster, see resolveReplication); less: start() throws TopicReplicationError. None: not checked.
+   */
+  replication?: { replicationFactor?: number; minInsyncReplicas?: number };
 }
 
 /** kafkajs' default (Java-compatible murmur2) partitioner over partitionKeyOf(key): see src/events/keys.ts. */
@@ -90,8 +96,22 @@ export class EventAppender {
   }
 
   async start(): Promise<void> {
-    this.connected ??= this.options.codec.register().then(() => this.producer.connect());
+    this.connected ??= this.checkReplication()
+      .then(() => this.options.codec.register())
+      .then(() => this.producer.connect());
     await this.connected;
+  }
+
+  /** Refuses a topic less replicated than configured: a 200 on one copy is not the durability promised. */
+  private async checkReplication(): Promise<void> {
+    if (!this.options.replication) return;
+    const admin = this.options.kafka.admin();
+    await admin.connect();
+    try {
+      await assertReplicated(admin, this.options.topic, this.options.replication);
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   async stop(): Promise<void> {

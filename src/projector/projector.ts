@@ -116,7 +116,13 @@ export class Projector {
       }
       if (this.rebuilding.done) return; // nothing to fold (an empty log, or a rebuild already complete)
     } else {
-      this.producer = this.options.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      this.producer = this.options.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        // Unlimited retries, as idempotence needs (kafkajs warned at start that limited ones "may invalidate
+        // EoS guarantees"); the batch's own retry bounds how long a dead letter may take.
+        retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 1000 },
+      });
       await this.producer.connect();
     }
     await this.startConsumer();

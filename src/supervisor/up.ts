@@ -3,6 +3,7 @@ import type { Config } from '../config/config.ts';
 import { createPool } from '../db/client.ts';
 import { migratePlatform, migrateProjection } from '../db/migrate.ts';
 import { createKafka, createTopics } from '../events/index.ts';
+import { brokerCount, resolveReplication, TopicReplicationError } from '../events/topics.ts';
 import { migrateFinanceViews } from '../ledger/finance-views.ts';
 import { freePort, provisionDemo } from '../demo/provision.ts';
 import { generateApiKey } from '../providers/api-keys.ts';
@@ -70,15 +71,31 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
   }).admin();
   await admin.connect();
   try {
-    await createTopics(admin, {
+    const report = await createTopics(admin, {
       eventsTopic: config.EVENTS_TOPIC,
       dlqTopic: config.DLQ_TOPIC,
       partitions: config.TOPIC_PARTITIONS,
+      replicationFactor: config.TOPIC_REPLICATION_FACTOR,
+      minInsyncReplicas: config.TOPIC_MIN_INSYNC_REPLICAS,
     });
+    const replication = resolveReplication(await brokerCount(admin), {
+      replicationFactor: config.TOPIC_REPLICATION_FACTOR,
+      minInsyncReplicas: config.TOPIC_MIN_INSYNC_REPLICAS,
+    });
+    if (replication.warning) say(`warning: ${replication.warning}`);
+    const short = report.filter((t) => t.problems.length > 0);
+    if (short.length > 0)
+      throw new TopicReplicationError(
+        short
+          .map((t) => `${t.topic} is less replicated than configured (${t.problems.join(', ')})`)
+          .join('; '),
+      );
+    say(
+      `topics ready: ${report.map((t) => `${t.topic} (${t.partitions} partitions, replication ${t.replicationFactor}, min ISR ${t.minInsyncReplicas})`).join(', ')}`,
+    );
   } finally {
     await admin.disconnect();
   }
-  say(`topics ready: ${config.EVENTS_TOPIC}, ${config.DLQ_TOPIC}`);
 
   // Port 0 means "any": chosen here, because the demo and the console URL must know it.
   const ports = {

@@ -9,7 +9,7 @@ import { ProviderRegistryCache } from '../../providers/cache.ts';
 import { openProviderPool } from '../../providers/start.ts';
 import { listenEdge } from '../../http/edge.ts';
 import { outboxKeyFlusher } from '../../outbox/outbox.ts';
-import type { AppenderConfig } from '../../events/open.ts';
+import { requiredReplication, type AppenderConfig } from '../../events/open.ts';
 import { reportValuesOfRow, type ReportColumns } from '../../swap/report.ts';
 import {
   buildWebhookServer,
@@ -218,6 +218,7 @@ export async function startWebhook(
       topic: config.EVENTS_TOPIC,
       sendTimeoutMs: config.KAFKA_SEND_TIMEOUT_MS,
       logger,
+      replication: requiredReplication(config),
       onBatchSent: (messages) => {
         metrics.batchMessages.observe({}, messages);
         logger.debug({ messages }, 'produce request acknowledged');
