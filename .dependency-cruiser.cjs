@@ -66,7 +66,7 @@ for (const [i, floor] of FLOORS.entries())
       to: { path: folders(floor.filter((g) => g !== f)), pathNot: CHART_OF_ACCOUNTS },
     });
 const PURE =
-  '^src/(money|swap|payload)/|^src/ledger/(postings|accounts)[.]ts$|^src/reconciler/(checks|amount-checks|fee-checks|inputs|policy|types|exact|chain-checks)[.]ts$|^src/projector/(fold|swaps|requests|parking|admissible|verdict|state|reapply|chain)[.]ts$';
+  '^src/(money|swap|payload)/|^src/ledger/(postings|accounts)[.]ts$|^src/reconciler/(checks|amount-checks|fee-checks|inputs|policy|types|exact|chain-checks)[.]ts$|^src/projector/(fold|swaps|requests|parking|admissible|decision|state|reapply|chain)[.]ts$';
 module.exports = {
   forbidden: [
     ...floorRules.flatMap(typesOnly),

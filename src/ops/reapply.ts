@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { newEvent } from '../events/keys.ts';
 import type { SwapEvent, SwapEventOf } from '../events/types.ts';
 import { UUID_PATTERN } from '../events/ids.ts';
-import { rejectionKind } from '../projector/verdict.ts';
+import { rejectionKind } from '../projector/decision.ts';
 import { OperatorInputError } from './operator-events.ts';
 
 /**

@@ -4,7 +4,7 @@ import { instantProblem } from '../events/time.ts';
 import { storableTextProblem } from '../swap/text.ts';
 import type { WorkingSet } from './state.ts';
 import { queueForReconciliation } from './swaps.ts';
-import { applied, rejected, type Verdict } from './verdict.ts';
+import { applied, rejected, type FoldDecision } from './decision.ts';
 
 /**
  * The fold of ChainTransactionObserved: what the chain watcher saw of a transaction a partner reported. Pure:
@@ -76,7 +76,7 @@ export const observationKey = (providerId: string, swapId: string, role: string,
 export function foldChainTransactionObserved(
   ws: WorkingSet,
   event: SwapEventOf<'ChainTransactionObserved'>,
-): Verdict {
+): FoldDecision {
   if (!event.swapId) return rejected('ChainTransactionObserved carries no swapId');
   const swap = ws.swaps.get(swapKey(event.providerId, event.swapId));
   if (!swap)

@@ -11,7 +11,7 @@ import {
   foldSwapCreated,
   foldSwapReconciled,
 } from './swaps.ts';
-import { rejected, type Verdict } from './verdict.ts';
+import { rejected, type FoldDecision } from './decision.ts';
 import { carriedEvent, foldEventReapplied } from './reapply.ts';
 import { foldChainTransactionObserved } from './chain.ts';
 
@@ -24,7 +24,7 @@ export { deadLetterId, foldUndecodable } from './parking.ts';
  * it: swaps.ts (a swap's own events), requests.ts (quotes and requests), parking.ts (dead letters).
  */
 
-const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => Verdict } = {
+const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => FoldDecision } = {
   QuoteReceived: foldQuote,
   QuoteRejected: foldQuote,
   SwapRequested: foldSwapRequested,
@@ -41,13 +41,13 @@ const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => Verdict 
 };
 
 /** A reapplied event's fold: its input bounds, then its own rule (parking was the reapply's, at dispatch). */
-function foldCarried(ws: WorkingSet, event: SwapEvent): Verdict {
+function foldCarried(ws: WorkingSet, event: SwapEvent): FoldDecision {
   const problem = inadmissible(event);
   if (problem) return rejected(`refused by the fold's input bounds: ${problem}`);
-  return (folds[event.eventType] as (ws: WorkingSet, e: SwapEvent) => Verdict)(ws, event);
+  return (folds[event.eventType] as (ws: WorkingSet, e: SwapEvent) => FoldDecision)(ws, event);
 }
 
-function dispatch(ws: WorkingSet, event: SwapEvent, position: Position): Verdict {
+function dispatch(ws: WorkingSet, event: SwapEvent, position: Position): FoldDecision {
   // First: an event no state could hold is rejected, never parked (its journal row must be storable).
   const problem = inadmissible(event);
   if (problem) return rejected(`refused by the fold's input bounds: ${problem}`);
@@ -61,11 +61,11 @@ function dispatch(ws: WorkingSet, event: SwapEvent, position: Position): Verdict
     ws.parked.set(blocking.aggregateKey, held);
     return { outcome: 'parked', reason: `held behind dead letter ${blocking.deadLetterId}` };
   }
-  const fold = folds[event.eventType] as (ws: WorkingSet, e: SwapEvent) => Verdict;
+  const fold = folds[event.eventType] as (ws: WorkingSet, e: SwapEvent) => FoldDecision;
   return fold(ws, event);
 }
 
-export function journalRow(event: SwapEvent, position: Position, verdict: Verdict): JournalRow {
+export function journalRow(event: SwapEvent, position: Position, verdict: FoldDecision): JournalRow {
   return {
     eventId: event.eventId,
     topic: position.topic,

@@ -4,7 +4,7 @@ import type { MetricsRegistry } from '../observability/metrics.ts';
 import type { ReadinessCheck } from '../observability/listener.ts';
 import { projectionLag, type PartitionLag } from './lag.ts';
 import type { JournalRow } from './state.ts';
-import { rejectionKind } from './verdict.ts';
+import { rejectionKind } from './decision.ts';
 
 /** A committed batch as the projector reports it (ProjectorOptions.onBatch). */
 export interface CommittedBatch {
@@ -16,7 +16,7 @@ export interface CommittedBatch {
 
 /**
  * The fold's reasons are sentences naming ids; a label needs a bounded code: the rejection kind of the
- * fold's own classifier (verdict.ts, tied to the fold's reasons by a test).
+ * fold's own classifier (decision.ts, tied to the fold's reasons by a test).
  */
 export function reasonCode(reason: string | null | undefined): string {
   return reason ? rejectionKind(reason) : 'none';

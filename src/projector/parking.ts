@@ -1,7 +1,7 @@
 import { partitionKeyOf } from '../events/keys.ts';
 import type { SwapEvent, SwapEventOf } from '../events/types.ts';
 import type { DeadLetterRow, JournalRow, Position, UndecodableMessage, WorkingSet } from './state.ts';
-import { applied, rejected, type Verdict } from './verdict.ts';
+import { applied, rejected, type FoldDecision } from './decision.ts';
 
 /**
  * Dead letters and the events parked behind them: an undecodable message parks its key; later events of
@@ -82,7 +82,7 @@ export function resolveDeadLetter(
   event: SwapEventOf<'DeadLetterRetried'> | SwapEventOf<'DeadLetterDiscarded'>,
   refold: Refold,
   release: Release,
-): Verdict {
+): FoldDecision {
   const p = event.payload;
   const dl = ws.deadLetters.get(p.deadLetterId);
   if (!dl) return rejected(`unknown dead letter ${p.deadLetterId}`);

@@ -1,5 +1,5 @@
 import type { SwapEvent, SwapEventOf } from '../events/types.ts';
-import { rejected, type Verdict } from './verdict.ts';
+import { rejected, type FoldDecision } from './decision.ts';
 import type { WorkingSet } from './state.ts';
 
 /**
@@ -40,8 +40,8 @@ export function carriedEvent(e: SwapEventOf<'EventReapplied'>): SwapEvent | stri
 export function foldEventReapplied(
   ws: WorkingSet,
   e: SwapEventOf<'EventReapplied'>,
-  fold: (ws: WorkingSet, event: SwapEvent) => Verdict,
-): Verdict {
+  fold: (ws: WorkingSet, event: SwapEvent) => FoldDecision,
+): FoldDecision {
   const p = e.payload;
   const carried = carriedEvent(e);
   if (typeof carried === 'string') return rejected(`reapply of ${p.eventId} refused: ${carried}`);

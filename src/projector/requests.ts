@@ -1,13 +1,13 @@
 import type { SwapEventOf } from '../events/types.ts';
 import type { WorkingSet } from './state.ts';
-import { applied, rejected, type Verdict } from './verdict.ts';
+import { applied, rejected, type FoldDecision } from './decision.ts';
 
 /**
  * The folds of what happens before a swap exists: quotes (key quote:<ref>) and swap requests (key
  * request:<id>). Each row is owned by one key, so by one partition.
  */
 
-export function foldSwapRequested(ws: WorkingSet, event: SwapEventOf<'SwapRequested'>): Verdict {
+export function foldSwapRequested(ws: WorkingSet, event: SwapEventOf<'SwapRequested'>): FoldDecision {
   const p = event.payload;
   if (ws.requests.get(p.requestId)) return rejected(`request ${p.requestId} was already recorded`);
   ws.requests.set(p.requestId, {
@@ -30,7 +30,10 @@ export function foldSwapRequested(ws: WorkingSet, event: SwapEventOf<'SwapReques
   return applied({ outcome: [null, 'requested'] });
 }
 
-export function foldSwapCreationFailed(ws: WorkingSet, event: SwapEventOf<'SwapCreationFailed'>): Verdict {
+export function foldSwapCreationFailed(
+  ws: WorkingSet,
+  event: SwapEventOf<'SwapCreationFailed'>,
+): FoldDecision {
   const p = event.payload;
   const request = ws.requests.get(p.requestId);
   if (!request) return rejected(`unknown request ${p.requestId}: no SwapRequested was applied for it`);
@@ -52,7 +55,7 @@ export function foldSwapCreationFailed(ws: WorkingSet, event: SwapEventOf<'SwapC
 export function foldQuote(
   ws: WorkingSet,
   event: SwapEventOf<'QuoteReceived'> | SwapEventOf<'QuoteRejected'>,
-): Verdict {
+): FoldDecision {
   const ref = event.eventType === 'QuoteReceived' ? event.payload.quote.quoteRef : event.payload.quoteRef;
   if (ws.quotes.get(ref)) return rejected(`quote ${ref} was already recorded`);
   if (event.eventType === 'QuoteReceived') {

@@ -5,7 +5,7 @@ import { Decimal, isDecimalText } from '../money/decimal.ts';
 import { knownValue, reportClass, reportDifferences, type ReportConflict } from '../swap/report.ts';
 import { CREATED_STATUS, statusClassOf } from '../swap/status.ts';
 import type { Changes, SwapRow, WorkingSet } from './state.ts';
-import { applied, contradicted, noop, rejected, type Verdict } from './verdict.ts';
+import { applied, contradicted, noop, rejected, type FoldDecision } from './decision.ts';
 
 /**
  * The folds of a swap's own events: creation, status reports (and their contradictions of a final swap),
@@ -102,7 +102,7 @@ const describeConflicts = (swap: SwapRow, conflicts: ReportConflict[]) =>
  * a new reconciliation) and records every contradicted field as a conflict (the swap keeps its value, the
  * reconciliation reopens with a failing check); the report is never rejected whole.
  */
-export function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusReported'>): Verdict {
+export function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusReported'>): FoldDecision {
   const found = ownedSwap(ws, event);
   if (typeof found === 'string') return rejected(found);
   const swap = found;
@@ -165,7 +165,10 @@ export function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusRep
  * A report the ingest refused because the swap was final (the partner got 405): never applied, only its
  * contradictions recorded. Agreeing with the swap as it now stands, it is a no-op.
  */
-export function foldStatusContradicted(ws: WorkingSet, event: SwapEventOf<'StatusContradicted'>): Verdict {
+export function foldStatusContradicted(
+  ws: WorkingSet,
+  event: SwapEventOf<'StatusContradicted'>,
+): FoldDecision {
   const found = ownedSwap(ws, event);
   if (typeof found === 'string') return rejected(found);
   const swap = found;
@@ -181,7 +184,7 @@ export function foldStatusContradicted(ws: WorkingSet, event: SwapEventOf<'Statu
   return contradicted(conflictChanges(d.conflicts), describeConflicts(swap, d.conflicts));
 }
 
-export function foldSwapCreated(ws: WorkingSet, event: SwapEventOf<'SwapCreated'>): Verdict {
+export function foldSwapCreated(ws: WorkingSet, event: SwapEventOf<'SwapCreated'>): FoldDecision {
   if (!event.swapId) return rejected('SwapCreated carries no swapId');
   const key = swapKey(event.providerId, event.swapId);
   const existing = ws.swaps.get(key);
@@ -246,7 +249,7 @@ export function foldSwapCreated(ws: WorkingSet, event: SwapEventOf<'SwapCreated'
 }
 
 /** An operator's audited amendment: the only way a final swap's figures change. */
-export function foldSwapCorrected(ws: WorkingSet, event: SwapEventOf<'SwapCorrected'>): Verdict {
+export function foldSwapCorrected(ws: WorkingSet, event: SwapEventOf<'SwapCorrected'>): FoldDecision {
   const found = ownedSwap(ws, event);
   if (typeof found === 'string') return rejected(found);
   const swap = found;
@@ -292,7 +295,7 @@ export function foldSwapCorrected(ws: WorkingSet, event: SwapEventOf<'SwapCorrec
  * (its log offset). A verdict based on an older event than the current one's, folded later (two reconcilers,
  * two lanes), goes to the history only.
  */
-export function foldSwapReconciled(ws: WorkingSet, event: SwapEventOf<'SwapReconciled'>): Verdict {
+export function foldSwapReconciled(ws: WorkingSet, event: SwapEventOf<'SwapReconciled'>): FoldDecision {
   const found = ownedSwap(ws, event);
   if (typeof found === 'string') return rejected(found);
   const swap = found;

@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { createLogger } from '../../src/observability/log.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
 import { projectBatch } from '../../src/projector/batch.ts';
-import { rejectionKind } from '../../src/projector/verdict.ts';
+import { rejectionKind } from '../../src/projector/decision.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import { replay } from '../../src/ops/replay.ts';
 import { deadLetterRetriedEvent } from '../../src/ops/operator-events.ts';

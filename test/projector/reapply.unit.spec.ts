@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { foldEvent } from '../../src/projector/fold.ts';
 import { WorkingSet } from '../../src/projector/state.ts';
-import { rejectionKind } from '../../src/projector/verdict.ts';
+import { rejectionKind } from '../../src/projector/decision.ts';
 import { reapplyEvent, type RejectedJournalRow } from '../../src/ops/reapply.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import type { SwapEvent } from '../../src/events/types.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { foldEvent } from '../../src/projector/fold.ts';
 import { WorkingSet } from '../../src/projector/state.ts';
-import { rejectionKind } from '../../src/projector/verdict.ts';
+import { rejectionKind } from '../../src/projector/decision.ts';
 import {
   statusContradicted,
   statusReported,

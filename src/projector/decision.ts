@@ -1,20 +1,23 @@
 import type { Changes, JournalOutcome } from './state.ts';
 
-/** What folding one event decided: its journal outcome, why, and what it changed. */
-export interface Verdict {
+/**
+ * What folding one event decided: its journal outcome, why, and what it changed. (A reconciliation's
+ * judgement is a Verdict, src/reconciler/types.ts; the fold's is a decision.)
+ */
+export interface FoldDecision {
   outcome: JournalOutcome;
   reason?: string;
   changes?: Changes;
 }
 
-export const applied = (changes: Changes, reason?: string): Verdict => ({
+export const applied = (changes: Changes, reason?: string): FoldDecision => ({
   outcome: 'applied',
   changes,
   reason,
 });
-export const rejected = (reason: string): Verdict => ({ outcome: 'rejected', reason });
-export const noop = (reason: string): Verdict => ({ outcome: 'noop', reason });
-export const contradicted = (changes: Changes, reason: string): Verdict => ({
+export const rejected = (reason: string): FoldDecision => ({ outcome: 'rejected', reason });
+export const noop = (reason: string): FoldDecision => ({ outcome: 'noop', reason });
+export const contradicted = (changes: Changes, reason: string): FoldDecision => ({
   outcome: 'contradicted',
   changes,
   reason,
