@@ -33,10 +33,12 @@ const WITH_METRICS = [
   { name: 'webhook', args: ['webhook', 'serve'] },
   { name: 'gateway', args: ['gateway', 'serve'] },
   { name: 'poller', args: ['poller', 'run'] },
+  // Only with CHAIN_SOURCES_FILE: without a source there is nothing to watch.
+  { name: 'chain', args: ['chain', 'watch'] },
 ] as const;
 
 /**
- * Each worker's own metrics port (one shared METRICS_PORT would collide): METRICS_PORT + 0..4 in the
+ * Each worker's own metrics port (one shared METRICS_PORT would collide): METRICS_PORT + 0..5 in the
  * order above when it is set, so scrape targets stay put; free ports otherwise.
  */
 async function metricsListeners(config: Config, withGateway: boolean) {
@@ -45,6 +47,7 @@ async function metricsListeners(config: Config, withGateway: boolean) {
   const out: { name: string; args: string[]; port: number; url: string }[] = [];
   for (const [i, w] of WITH_METRICS.entries()) {
     if (w.name === 'gateway' && !withGateway) continue;
+    if (w.name === 'chain' && config.CHAIN_SOURCES_FILE === '') continue;
     const port = config.METRICS_PORT ? config.METRICS_PORT + i : await freePort(config.METRICS_HOST);
     if (port > 65_535)
       throw new Error(`METRICS_PORT ${config.METRICS_PORT} + ${i} for ${w.name} is past 65535`);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ChainSourcesFileError, parseChainSources, sourceLabel, sourceUrl } from '../../src/chain/config.ts';
+import { fileURLToPath } from 'node:url';
+import {
+  ChainSourcesFileError,
+  loadChainSources,
+  parseChainSources,
+  sourceLabel,
+  sourceUrl,
+} from '../../src/chain/config.ts';
 
 describe('chain sources file', () => {
   const doc = {
@@ -69,5 +76,11 @@ describe('chain sources file', () => {
     } catch (e) {
       expect((e as Error).message).not.toContain('secret');
     }
+  });
+
+  it('the shipped example (config/chains.example.yaml) is a valid file', () => {
+    const s = loadChainSources(fileURLToPath(new URL('../../config/chains.example.yaml', import.meta.url)));
+    expect([...s.currencies.keys()]).toEqual(['ETH', 'USDT', 'BTC', 'LTC']);
+    expect(loadChainSources('').currencies.size).toBe(0);
   });
 });

@@ -5,6 +5,7 @@ import type { Admin } from 'kafkajs';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { createChainWatchMetrics } from '../../src/chainwatch/metrics.ts';
 import { createGatewayMetrics } from '../../src/gateway/metrics.ts';
 import { createWebhookMetrics } from '../../src/ingest/webhook/server.ts';
 import { MetricsRegistry } from '../../src/observability/metrics.ts';
@@ -24,6 +25,7 @@ function registeredNames(): Set<string> {
   createGatewayMetrics(registry);
   registerOutboxGauges(registry, never, 'events');
   createPollerMetrics(registry);
+  createChainWatchMetrics(registry);
   createProjectorMetrics(registry, { admin: {} as Admin, pool: never, topic: 'events', stallSeconds: 60 });
   createReconcilerMetrics(registry, never);
   new Reconciler({ metrics: registry } as unknown as ReconcilerOptions);

@@ -21,6 +21,7 @@ import {
 import { webhookServeCommand } from './webhook.ts';
 import { gatewayServeCommand } from './gateway.ts';
 import { pollerRunCommand } from './poller.ts';
+import { chainWatchCommand } from './chain.ts';
 import { catalogSyncCommand } from './catalog.ts';
 import { outboxListCommand, outboxRelayCommand } from './outbox.ts';
 import { partnerCertifyCommand } from './partner.ts';
@@ -60,6 +61,7 @@ export const commands: readonly Command[] = [
   webhookServeCommand,
   gatewayServeCommand,
   pollerRunCommand,
+  chainWatchCommand,
   catalogSyncCommand,
   outboxRelayCommand,
   outboxListCommand,

@@ -1,0 +1,295 @@
+import type pg from 'pg';
+import {
+  ChainSourceRefusedError,
+  sourceLabel,
+  type ChainClient,
+  type ChainCurrencyDefinition,
+  type ChainSources,
+  type TxLookup,
+} from '../chain/index.ts';
+import { newEvent } from '../events/keys.ts';
+import type { ChainTransactionObserved, ChainTransfer, SwapEvent } from '../events/types.ts';
+import type { Logger } from '../observability/log.ts';
+import type { ChainWatchMetrics } from './metrics.ts';
+
+/**
+ * The chain watcher: for every swap with a payin, payout or refund transaction reported (read from the
+ * projection), it looks the transaction up on the chain of its currency and appends what it saw as a
+ * ChainTransactionObserved, so the fold and a replay never call a chain. It looks again, with backoff, until
+ * the transaction is at the configured depth, reverted, or past its deadline unseen (a fact too: appended
+ * with deadlinePassed). The deadline runs from the swap's end (final or closed): an open swap's transactions
+ * are watched without one. A source down or slow costs retries and a metric, never the reconciler: the
+ * reconciler judges on what is observed and judges again when an observation arrives.
+ *
+ * An observation is appended when what it saw changed (status, block, transfers, proof, deadline), not at
+ * every new confirmation: a few events per transaction.
+ */
+
+export interface WatchedTransaction {
+  providerId: string;
+  swapId: string;
+  role: 'payin' | 'payout' | 'refund';
+  txid: string;
+  /** The platform currency the transaction moves. */
+  currency: string;
+  /** When the swap ended (final or closed), ms; null while it is open. */
+  endedAtMs: number | null;
+  /** The latest observation folded, if any. */
+  last: {
+    status: string;
+    block: number | null;
+    blockHash: string | null;
+    transfers: ChainTransfer[];
+    proven: boolean;
+    deadlinePassed: boolean;
+  } | null;
+}
+
+export interface ChainWatcherOptions {
+  projection: pg.Pool;
+  appender: { appendAll(events: SwapEvent[]): Promise<void> };
+  sources: ChainSources;
+  clients: ReadonlyMap<string, ChainClient>;
+  logger: Logger;
+  metrics?: ChainWatchMetrics | undefined;
+  /** First wait before looking again; doubled at each look, up to maxBackoffMs. */
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Transactions read per round, at most. */
+  batchSize?: number;
+  now?: () => number;
+}
+
+export interface RoundReport {
+  watched: number;
+  looked: number;
+  appended: number;
+  failed: number;
+}
+
+const TERMINAL = `coalesce(o.status = 'reverted' or o.status = 'found'
+                    or (o.status = 'not_found' and o.deadline_passed), false)`;
+
+/** The reported transactions not settled on their chain yet, in one query (oldest swaps first). */
+export async function watchedTransactions(db: pg.Pool, limit: number): Promise<WatchedTransaction[]> {
+  const r = await db.query<{
+    provider_id: string;
+    swap_id: string;
+    role: 'payin' | 'payout' | 'refund';
+    txid: string;
+    currency: string;
+    ended_at_ms: string | null;
+    status: string | null;
+    block: string | null;
+    block_hash: string | null;
+    transfers: ChainTransfer[] | null;
+    proven: boolean | null;
+    deadline_passed: boolean | null;
+  }>(
+    `select s.provider_id, s.swap_id, t.role, t.txid, t.currency,
+            extract(epoch from coalesce(s.final_at, s.closed_at)) * 1000 as ended_at_ms,
+            o.status, o.block::text as block, o.block_hash, o.transfers, o.proven, o.deadline_passed
+       from swaps s
+       cross join lateral (values ('payin', s.payin_transaction_id, s.payload_currency_from),
+                                  ('payout', s.payout_transaction_id, s.payload_currency_to),
+                                  ('refund', s.refund_transaction_id, s.payload_currency_from)) as t(role, txid, currency)
+       left join chain_observations o
+         on o.provider_id = s.provider_id and o.swap_id = s.swap_id and o.role = t.role and o.txid = t.txid
+      where (s.payin_transaction_id is not null or s.payout_transaction_id is not null
+             or s.refund_transaction_id is not null)
+        and t.txid is not null and btrim(t.txid) <> '' and not ${TERMINAL}
+      order by s.created_at, s.provider_id, s.swap_id, t.role
+      limit $1`,
+    [limit],
+  );
+  return r.rows.map((row) => ({
+    providerId: row.provider_id,
+    swapId: row.swap_id,
+    role: row.role,
+    txid: row.txid,
+    currency: row.currency,
+    endedAtMs: row.ended_at_ms === null ? null : Number(row.ended_at_ms),
+    last:
+      row.status === null
+        ? null
+        : {
+            status: row.status,
+            block: row.block === null ? null : Number(row.block),
+            blockHash: row.block_hash,
+            transfers: row.transfers ?? [],
+            proven: row.proven ?? false,
+            deadlinePassed: row.deadline_passed ?? false,
+          },
+  }));
+}
+
+const sameTransfers = (a: readonly ChainTransfer[], b: readonly ChainTransfer[]) =>
+  a.length === b.length &&
+  a.every((t, i) => t.asset === b[i]!.asset && t.recipient === b[i]!.recipient && t.amount === b[i]!.amount);
+
+/** Whether a look is worth an event: something a check reads changed since the latest observation. */
+export function changed(last: WatchedTransaction['last'], seen: TxLookup, deadlinePassed: boolean): boolean {
+  if (!last) return true;
+  return (
+    last.status !== seen.status ||
+    last.block !== seen.block ||
+    last.blockHash !== seen.blockHash ||
+    last.proven !== seen.proven ||
+    last.deadlinePassed !== deadlinePassed ||
+    !sameTransfers(last.transfers, seen.transfers)
+  );
+}
+
+const key = (w: Pick<WatchedTransaction, 'providerId' | 'swapId' | 'role' | 'txid'>) =>
+  `${w.providerId}\u0000${w.swapId}\u0000${w.role}\u0000${w.txid}`;
+
+export class ChainWatcher {
+  /** When each watched transaction is due again, and how many looks it had: in memory (a restart looks at once). */
+  private readonly due = new Map<string, { at: number; looks: number }>();
+  private readonly failures = new Map<string, number>();
+  private readonly now: () => number;
+  private running: Promise<RoundReport> | undefined;
+
+  constructor(private readonly options: ChainWatcherOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  private backoff(looks: number): number {
+    const base = this.options.baseBackoffMs ?? 15_000;
+    const max = this.options.maxBackoffMs ?? 600_000;
+    return Math.min(max, base * 2 ** Math.min(looks, 20));
+  }
+
+  /** One round (joins one under way): every due transaction looked up once, observations appended. */
+  round(): Promise<RoundReport> {
+    this.running ??= this.runRound().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** Resolves once the round under way (if any) has ended. */
+  async settled(): Promise<void> {
+    await this.running?.catch(() => undefined);
+  }
+
+  private async runRound(): Promise<RoundReport> {
+    const { options } = this;
+    const watched = await watchedTransactions(options.projection, options.batchSize ?? 1000);
+    options.metrics?.watched.set(watched.length);
+    const live = new Set(watched.map(key));
+    for (const k of this.due.keys()) if (!live.has(k)) this.due.delete(k);
+    const report: RoundReport = { watched: watched.length, looked: 0, appended: 0, failed: 0 };
+    const events: SwapEvent[] = [];
+    // Sources are looked at side by side (each at its own rate); one slow source does not hold the others.
+    const bySource = new Map<
+      string,
+      { w: WatchedTransaction; currency: ChainCurrencyDefinition | undefined }[]
+    >();
+    for (const w of watched) {
+      const due = this.due.get(key(w));
+      if (due && due.at > this.now()) continue;
+      const currency = options.sources.currencies.get(w.currency);
+      const group = currency?.source.name ?? '';
+      const list = bySource.get(group) ?? [];
+      list.push({ w, currency });
+      bySource.set(group, list);
+    }
+    await Promise.all(
+      [...bySource.entries()].map(async ([sourceName, items]) => {
+        for (const { w, currency } of items) {
+          // No source for the currency: nothing to look at (the check says "no chain source for …").
+          if (!currency) {
+            this.due.set(key(w), { at: this.now() + this.backoff(20), looks: 20 });
+            continue;
+          }
+          const client = options.clients.get(sourceName);
+          if (!client) continue;
+          const event = await this.look(w, currency, client, report);
+          if (event) events.push(event);
+        }
+      }),
+    );
+    if (events.length > 0) {
+      await options.appender.appendAll(events);
+      report.appended = events.length;
+      for (const e of events) {
+        const p = e.payload as ChainTransactionObserved;
+        options.metrics?.observations.inc({ role: p.role, status: p.status });
+      }
+    }
+    return report;
+  }
+
+  private async look(
+    w: WatchedTransaction,
+    currency: ChainCurrencyDefinition,
+    client: ChainClient,
+    report: RoundReport,
+  ): Promise<SwapEvent | undefined> {
+    const { options } = this;
+    const source = currency.source;
+    const label = sourceLabel(source);
+    const k = key(w);
+    const looks = (this.due.get(k)?.looks ?? 0) + 1;
+    this.due.set(k, { at: this.now() + this.backoff(looks), looks });
+    const started = performance.now();
+    let seen: TxLookup;
+    report.looked += 1;
+    try {
+      seen = await client.lookup(w.txid, currency);
+    } catch (e) {
+      report.failed += 1;
+      const refused = e instanceof ChainSourceRefusedError;
+      const failures = (this.failures.get(source.name) ?? 0) + 1;
+      this.failures.set(source.name, failures);
+      options.metrics?.lookups.inc({ source: source.name, outcome: refused ? 'refused' : 'error' });
+      options.metrics?.sourceFailures.set({ source: source.name }, failures);
+      (refused ? options.logger.error : options.logger.warn).call(
+        options.logger,
+        {
+          source: source.name,
+          swap: `${w.providerId}/${w.swapId}`,
+          role: w.role,
+          txid: w.txid,
+          failures,
+          err: { message: (e as Error).message },
+        },
+        refused ? 'chain source answer refused' : 'chain lookup failed; looked up again later',
+      );
+      return undefined;
+    } finally {
+      options.metrics?.lookupSeconds.observe({ source: source.name }, (performance.now() - started) / 1000);
+    }
+    this.failures.set(source.name, 0);
+    options.metrics?.sourceFailures.set({ source: source.name }, 0);
+    options.metrics?.lookups.inc({ source: source.name, outcome: seen.status });
+    const at = this.now();
+    const deadlinePassed = w.endedAtMs !== null && at > w.endedAtMs + currency.deadlineMinutes * 60_000;
+    if (!changed(w.last, seen, deadlinePassed)) return undefined;
+    const observedAt = new Date(at).toISOString();
+    return newEvent(
+      'ChainTransactionObserved',
+      new Date(at),
+      {
+        currency: w.currency,
+        chain: source.name,
+        family: source.family,
+        txid: w.txid,
+        role: w.role,
+        status: seen.status,
+        confirmations: seen.confirmations,
+        requiredConfirmations: currency.confirmations,
+        block: seen.block,
+        blockHash: seen.blockHash,
+        asset: currency.asset,
+        decimals: currency.decimals,
+        transfers: seen.transfers,
+        source: label,
+        proven: seen.proven,
+        deadlinePassed,
+        observedAt,
+        detail: seen.detail,
+      },
+      { providerId: w.providerId, swapId: w.swapId, source: 'chain' },
+    );
+  }
+}

@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  http,
+  type Address,
+  type Hash,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { hardhat } from 'viem/chains';
+import { chainClients, parseChainSources } from '../../src/chain/index.ts';
+import { createChainWatchMetrics } from '../../src/chainwatch/metrics.ts';
+import { ChainWatcher } from '../../src/chainwatch/watcher.ts';
+import { createPool } from '../../src/db/client.ts';
+import { migrateProjection } from '../../src/db/migrate.ts';
+import { createLogger } from '../../src/observability/log.ts';
+import { MetricsRegistry, valueOf } from '../../src/observability/metrics.ts';
+import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
+import { loadChainEvidence } from '../../src/reconciler/chain-load.ts';
+import { chainChecks } from '../../src/reconciler/chain-checks.ts';
+import { statusReported, swapCreated } from '../../src/testing/events.ts';
+import { DEV_KEYS, startEvmNode, type EvmNode } from '../../scripts/chain/evm-node.ts';
+import { input } from '../reconciler/support.ts';
+import { testStack, uniqueName } from '../support/context.ts';
+import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
+
+/**
+ * The chain watcher end to end on the real stack and a real EVM node: swaps with reported payouts in the
+ * projection, one round looks each up and appends what it saw, the projector folds it into
+ * chain_observations, and the evidence read for a round of swaps judges them. A node that is down costs a
+ * metric and a retry, and appends nothing.
+ */
+const USER = '0x00000000000000000000000000000000000000a1' as Address;
+const OTHER = '0x00000000000000000000000000000000000000b2' as Address;
+
+describe('chain watcher (real stack, real EVM node)', () => {
+  const stack = testStack();
+  const logger = createLogger({ level: 'silent' });
+  let node: EvmNode;
+  let log: Awaited<ReturnType<typeof freshEventLog>>;
+  let live: string;
+  let pool: pg.Pool;
+  let running: RunningProjector;
+  const hashes: Record<string, Hash> = {};
+
+  const sourcesDoc = {
+    sources: { local: { family: 'evm', urlEnv: 'LOCAL_EVM_URL', ratePerSecond: 50, timeoutMs: 2000 } },
+    currencies: {
+      ETH: { source: 'local', confirmations: 2, asset: 'native', decimals: 18, deadlineMinutes: 60 },
+    },
+  };
+
+  beforeAll(async () => {
+    node = await startEvmNode();
+    const wallet = createWalletClient({
+      account: privateKeyToAccount(DEV_KEYS[1]),
+      chain: hardhat,
+      transport: http(node.url),
+    });
+    const reader = createPublicClient({ chain: hardhat, transport: http(node.url) });
+    for (const [name, to] of [
+      ['right', USER],
+      ['elsewhere', OTHER],
+    ] as const) {
+      hashes[name] = await wallet.sendTransaction({ to, value: 10n ** 18n });
+      await reader.waitForTransactionReceipt({ hash: hashes[name] });
+    }
+    await createTestClient({ chain: hardhat, mode: 'hardhat', transport: http(node.url) }).mine({
+      blocks: 2,
+    });
+
+    log = await freshEventLog(2);
+    live = uniqueName('chainwatch', '_');
+    await migrateProjection(stack.databaseUrl, live);
+    pool = createPool(stack.databaseUrl, { searchPath: live });
+    running = await startProjector(projectionConfig(log, live), logger);
+    const request = { payoutAddress: USER, payloadCurrencyTo: 'ETH', currencyTo: 'eth' };
+    const finished = (id: string, payout: string) => [
+      swapCreated(id, { request }),
+      statusReported(id, 'FINISHED', { amount: '1', payinTransactionId: null, payoutTransactionId: payout }),
+    ];
+    await log.append([
+      ...finished('w-right', hashes.right!),
+      ...finished('w-elsewhere', hashes.elsewhere!),
+      ...finished('w-unknown', `0x${'42'.repeat(32)}`),
+    ]);
+    await waitForProjection(pool, log.topic);
+  }, 180_000);
+
+  afterAll(async () => {
+    await running?.stop();
+    await pool?.end();
+    await log?.close();
+    await node?.stop();
+  });
+
+  it('a node that is down: each lookup fails, counted, nothing appended, looked up again later', async () => {
+    const sources = parseChainSources(sourcesDoc);
+    const metrics = createChainWatchMetrics(new MetricsRegistry());
+    const watcher = new ChainWatcher({
+      projection: pool,
+      appender: log.appender,
+      sources,
+      clients: chainClients(sources, { LOCAL_EVM_URL: 'http://127.0.0.1:9' }),
+      logger,
+      metrics,
+    });
+    const r = await watcher.round();
+    expect(r).toMatchObject({ watched: 3, looked: 3, appended: 0, failed: 3 });
+    expect(await valueOf(metrics.sourceFailures, { source: 'local' })).toBe(3);
+    expect(await valueOf(metrics.lookups, { source: 'local', outcome: 'error' })).toBe(3);
+    // Backoff: not due again at once.
+    expect((await watcher.round()).looked).toBe(0);
+  });
+
+  it('looks each reported payout up, appends what it saw, and the evidence judges each swap', async () => {
+    const sources = parseChainSources(sourcesDoc);
+    const metrics = createChainWatchMetrics(new MetricsRegistry());
+    const watcher = new ChainWatcher({
+      projection: pool,
+      appender: log.appender,
+      sources,
+      clients: chainClients(sources, { LOCAL_EVM_URL: node.url }),
+      logger,
+      metrics,
+      baseBackoffMs: 0,
+    });
+    const r = await watcher.round();
+    expect(r).toMatchObject({ watched: 3, looked: 3, appended: 3, failed: 0 });
+    await waitForProjection(pool, log.topic);
+    const rows = await pool.query(
+      `select swap_id, status, deadline_passed, proven from chain_observations order by swap_id`,
+    );
+    // The swaps ended at the test clock's time, long before now: the unknown hash is past its deadline.
+    expect(rows.rows).toEqual([
+      { swap_id: 'w-elsewhere', status: 'found', deadline_passed: true, proven: true },
+      { swap_id: 'w-right', status: 'found', deadline_passed: true, proven: true },
+      { swap_id: 'w-unknown', status: 'not_found', deadline_passed: true, proven: false },
+    ]);
+    const queued = await pool.query(`select swap_id, reason from reconciliation_queue order by swap_id`);
+    expect(queued.rows).toEqual([
+      { swap_id: 'w-elsewhere', reason: 'chain' },
+      { swap_id: 'w-right', reason: 'chain' },
+      { swap_id: 'w-unknown', reason: 'chain' },
+    ]);
+    // Settled transactions are not watched any more; nothing new to append.
+    expect(await watcher.round()).toMatchObject({ watched: 0, appended: 0 });
+
+    const refs = ['w-right', 'w-elsewhere', 'w-unknown'].map((swapId) => ({
+      providerId: 'partner-a',
+      swapId,
+    }));
+    const evidence = await loadChainEvidence(pool, refs, sources);
+    const verdictOf = (swapId: string, txid: string) => {
+      const i = {
+        ...input({
+          request: { payoutAddress: USER, payloadCurrencyTo: 'ETH' },
+          decoded: { payout_address: USER, currency_to: 'ETH' },
+          final: { amount: '1', payoutTransactionId: txid },
+        }),
+        chain: evidence.get(`partner-a/${swapId}`)!,
+      };
+      return chainChecks(i, 'FINISHED').find((c) => c.name === 'chain.payout')!;
+    };
+    expect(verdictOf('w-right', hashes.right!).verdict).toBe('MATCHED');
+    expect(verdictOf('w-elsewhere', hashes.elsewhere!)).toMatchObject({
+      verdict: 'MISMATCH',
+      detail: expect.stringMatching(/does not pay the signed payout address/),
+    });
+    expect(verdictOf('w-unknown', `0x${'42'.repeat(32)}`)).toMatchObject({
+      verdict: 'MISMATCH',
+      detail: expect.stringMatching(/not found on the chain by the deadline/),
+    });
+  });
+});
