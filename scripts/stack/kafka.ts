@@ -24,6 +24,40 @@ export interface KafkaInstance {
   readonly port: number;
   readonly controllerPort: number;
   readonly dir: string;
+  /** A node of a KRaft cluster of several (`stack:up --brokers 3`); none: a single node. */
+  readonly cluster?: KafkaCluster;
+}
+
+/** The nodes of a loopback KRaft cluster: each a broker and a controller, one cluster id for all. */
+export interface KafkaCluster {
+  readonly nodeId: number;
+  /** `controller.quorum.voters`: every node's id@host:controllerPort. */
+  readonly voters: string;
+  /** Where the cluster id every node is formatted with is kept. */
+  readonly clusterIdFile: string;
+  readonly size: number;
+}
+
+/**
+ * The `brokers` nodes of a cluster in the stack's folder (STACK_DIR): node i (1-based) listens on
+ * STACK_KAFKA_PORT + 2(i-1), its controller on the port after, its data in <STACK_DIR>/kafka-node<i>.
+ */
+export function clusterInstances(brokers: number): KafkaInstance[] {
+  const { kafka } = stackPorts();
+  const nodes = Array.from({ length: brokers }, (_, i) => ({
+    nodeId: i + 1,
+    port: kafka + 2 * i,
+    controllerPort: kafka + 2 * i + 1,
+  }));
+  const voters = nodes.map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}`).join(',');
+  const clusterIdFile = join(stackPaths().dir, 'kafka-cluster.id');
+  return nodes.map((n) => ({
+    name: `node${n.nodeId}`,
+    port: n.port,
+    controllerPort: n.controllerPort,
+    dir: join(stackPaths().dir, `kafka-node${n.nodeId}`),
+    cluster: { nodeId: n.nodeId, voters, clusterIdFile, size: brokers },
+  }));
 }
 
 const INSTANCE_NAME = /^[a-z0-9][a-z0-9-]{0,40}$/;
@@ -78,15 +112,21 @@ function classpath(kafkaDir: string): string {
 }
 
 function writeConfig(instance: KafkaInstance): string {
-  const { port: kafka, controllerPort: kafkaController, dir: kafkaDir } = instance;
+  const { port: kafka, controllerPort: kafkaController, dir: kafkaDir, cluster } = instance;
   const props = join(kafkaDir, 'server.properties');
+  // A cluster replicates everything three ways (two copies at least to acknowledge), as production does;
+  // a single node has one copy of everything.
+  const replicas = cluster ? Math.min(3, cluster.size) : 1;
+  const minIsr = replicas >= 3 ? 2 : 1;
   writeFileSync(
     props,
     [
-      '# Written by scripts/stack on every start; single-node KRaft on loopback.',
+      cluster
+        ? `# Written by scripts/stack on every start; node ${cluster.nodeId} of a ${cluster.size}-node KRaft cluster on loopback.`
+        : '# Written by scripts/stack on every start; single-node KRaft on loopback.',
       'process.roles=broker,controller',
-      'node.id=1',
-      `controller.quorum.voters=1@127.0.0.1:${kafkaController}`,
+      `node.id=${cluster?.nodeId ?? 1}`,
+      `controller.quorum.voters=${cluster?.voters ?? `1@127.0.0.1:${kafkaController}`}`,
       `listeners=PLAINTEXT://127.0.0.1:${kafka},CONTROLLER://127.0.0.1:${kafkaController}`,
       `advertised.listeners=PLAINTEXT://127.0.0.1:${kafka}`,
       'controller.listener.names=CONTROLLER',
@@ -94,14 +134,19 @@ function writeConfig(instance: KafkaInstance): string {
       'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
       `log.dirs=${join(kafkaDir, 'data')}`,
       'num.partitions=1',
-      'offsets.topic.replication.factor=1',
+      `default.replication.factor=${replicas}`,
+      `min.insync.replicas=${minIsr}`,
+      `offsets.topic.replication.factor=${replicas}`,
       'offsets.topic.num.partitions=12',
-      'transaction.state.log.replication.factor=1',
-      'transaction.state.log.min.isr=1',
+      `transaction.state.log.replication.factor=${replicas}`,
+      `transaction.state.log.min.isr=${minIsr}`,
       'group.initial.rebalance.delay.ms=0',
       // Topics are created on purpose (swap-ledger topics create), never by a typo.
       'auto.create.topics.enable=false',
       'delete.topic.enable=true',
+      // A replica that lost its broker leaves the ISR within 10 s (the default 30 s), so acks=all goes on
+      // with the two left sooner; a killed leader's successor never comes from outside the ISR.
+      ...(cluster ? ['replica.lag.time.max.ms=10000', 'unclean.leader.election.enable=false'] : []),
       '',
     ].join('\n'),
   );
@@ -121,12 +166,17 @@ function writeConfig(instance: KafkaInstance): string {
 }
 
 /** KRaft needs its storage formatted once with a cluster id (22 characters of base64url). */
-function formatStorage(cp: string, props: string, kafkaDir: string): void {
+function formatStorage(cp: string, props: string, kafkaDir: string, cluster?: KafkaCluster): void {
   if (existsSync(join(kafkaDir, 'data', 'meta.properties'))) return;
   // Never starting with '-' (one id in 64 would), which the tool's argument parser reads as an option:
   // Kafka's own Uuid.randomUuid() draws again for the same reason.
   let clusterId = randomBytes(16).toString('base64url');
   while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
+  // Every node of a cluster is formatted with the one id, drawn by the first node formatted.
+  if (cluster) {
+    if (existsSync(cluster.clusterIdFile)) clusterId = readFileSync(cluster.clusterIdFile, 'utf8').trim();
+    else writeFileSync(cluster.clusterIdFile, `${clusterId}\n`);
+  }
   const r = spawnSync(
     'java',
     [
@@ -167,7 +217,8 @@ export async function startKafka(
     log(`Kafka already running at ${brokers}`);
     return;
   }
-  if (await kafkaAnswers(brokers, 1000)) {
+  // A cluster's node answers only once a quorum of its controllers runs: not asked before it starts.
+  if (!instance.cluster && (await kafkaAnswers(brokers, 1000))) {
     throw new Error(
       `something else already answers as Kafka on ${brokers}; set STACK_KAFKA_PORT to another port`,
     );
@@ -175,7 +226,7 @@ export async function startKafka(
   // The jars are resolved once, for every instance, in the default instance's folder.
   const cp = classpath(stackPaths().kafkaDir);
   const props = writeConfig(instance);
-  formatStorage(cp, props, kafkaDir);
+  formatStorage(cp, props, kafkaDir, instance.cluster);
   const isDefault = instance.name === 'kafka';
   startDetached(
     svc,
@@ -197,6 +248,17 @@ export async function startKafka(
   );
   await waitUntilReady(svc, () => kafkaAnswers(brokers), 90_000);
   log(`Kafka ${KAFKA_VERSION} ready at ${brokers}${isDefault ? '' : ` (instance ${instance.name})`}`);
+}
+
+/**
+ * Starts every node of a cluster at once (none answers before a quorum of controllers runs) and waits
+ * until each answers; a node already running is left as it is.
+ */
+export async function startKafkaCluster(
+  log: (line: string) => void,
+  instances: readonly KafkaInstance[],
+): Promise<void> {
+  await Promise.all(instances.map((instance) => startKafka(log, instance)));
 }
 
 /** Stops the instance's broker (SIGTERM, then SIGKILL after the grace); its data stays for a restart. */

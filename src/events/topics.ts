@@ -119,12 +119,12 @@ export async function brokerCount(admin: Admin): Promise<number> {
   return (await admin.describeCluster()).brokers.length;
 }
 
-/** Topic metadata, waiting out the errors of a topic whose creation has not reached every broker yet. */
-async function settledMetadata(admin: Admin, topics: string[], timeoutMs = 30_000) {
+/** `read`, waiting out the errors of a topic whose creation has not reached every broker yet. */
+async function settled<T>(read: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
     try {
-      return await admin.fetchTopicMetadata({ topics });
+      return await read();
     } catch (e) {
       if (!SETTLING.has((e as { type?: string }).type ?? '') || Date.now() >= deadline) throw e;
     }
@@ -137,11 +137,15 @@ export async function topicReplication(
   admin: Admin,
   topics: string[],
 ): Promise<Map<string, { partitions: number; replicationFactor: number; minInsyncReplicas: number }>> {
-  const meta = await settledMetadata(admin, topics);
-  const configs = await admin.describeConfigs({
-    resources: topics.map((name) => ({ type: 2, name, configNames: ['min.insync.replicas'] })),
-    includeSynonyms: false,
-  });
+  // Both asked of brokers that may not know a topic created a moment ago (on a cluster, its configs are
+  // asked of any broker, which answered "does not host this topic-partition" half the time).
+  const meta = await settled(() => admin.fetchTopicMetadata({ topics }));
+  const configs = await settled(() =>
+    admin.describeConfigs({
+      resources: topics.map((name) => ({ type: 2, name, configNames: ['min.insync.replicas'] })),
+      includeSynonyms: false,
+    }),
+  );
   const minIsr = new Map(
     configs.resources.map((r) => [
       r.resourceName,

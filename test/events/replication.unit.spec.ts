@@ -11,6 +11,7 @@ import {
 function fakeAdmin(brokers: number, topics: Record<string, { replicas: number; minIsr: number }>) {
   const created: unknown[] = [];
   let settleAfter = 2; // metadata right after a creation: "does not host this topic-partition", twice
+  let configsSettleAfter = 0; // and its configs, asked of another broker, once
   const admin = {
     describeCluster: async () => ({
       brokers: Array.from({ length: brokers }, (_, i) => ({ nodeId: i })),
@@ -35,6 +36,7 @@ function fakeAdmin(brokers: number, topics: Record<string, { replicas: number; m
         };
       }
       settleAfter = 2;
+      configsSettleAfter = 1;
       return true;
     },
     fetchTopicMetadata: async ({ topics: names }: { topics: string[] }) => {
@@ -54,12 +56,18 @@ function fakeAdmin(brokers: number, topics: Record<string, { replicas: number; m
         })),
       };
     },
-    describeConfigs: async ({ resources }: { resources: { name: string }[] }) => ({
-      resources: resources.map((r) => ({
-        resourceName: r.name,
-        configEntries: [{ configName: 'min.insync.replicas', configValue: String(topics[r.name]!.minIsr) }],
-      })),
-    }),
+    describeConfigs: async ({ resources }: { resources: { name: string }[] }) => {
+      if (configsSettleAfter-- > 0)
+        throw Object.assign(new Error('This server does not host this topic-partition'), {
+          type: 'UNKNOWN_TOPIC_OR_PARTITION',
+        });
+      return {
+        resources: resources.map((r) => ({
+          resourceName: r.name,
+          configEntries: [{ configName: 'min.insync.replicas', configValue: String(topics[r.name]!.minIsr) }],
+        })),
+      };
+    },
   };
   return { admin: admin as unknown as Admin, created };
 }
