@@ -13,6 +13,8 @@ import { hardhat } from 'viem/chains';
 import { chainClients, parseChainSources } from '../../src/chain/index.ts';
 import { createChainWatchMetrics } from '../../src/chainwatch/metrics.ts';
 import { ChainWatcher } from '../../src/chainwatch/watcher.ts';
+import { ConsoleDb } from '../../src/console/db.ts';
+import { swapLive } from '../../src/console/pages/swap.ts';
 import { createPool } from '../../src/db/client.ts';
 import { migrateProjection } from '../../src/db/migrate.ts';
 import { createLogger } from '../../src/observability/log.ts';
@@ -173,5 +175,18 @@ describe('chain watcher (real stack, real EVM node)', () => {
       verdict: 'MISMATCH',
       detail: expect.stringMatching(/not found on the chain by the deadline/),
     });
+  });
+
+  it("the console's swap page shows the chain evidence", async () => {
+    const db = new ConsoleDb(stack.databaseUrl, live, 'finance', logger);
+    try {
+      const page = String(await swapLive(db, 'partner-a', 'w-elsewhere'));
+      expect(page).toContain('<h2>Chain evidence</h2>');
+      expect(page).toContain(hashes.elsewhere!);
+      expect(page).toContain(OTHER);
+      expect(page).toContain('past the deadline');
+    } finally {
+      await db.close();
+    }
   });
 });

@@ -17,6 +17,25 @@ interface JournalRow {
   aggregate_key: string;
 }
 
+interface ChainRow {
+  role: string;
+  txid: string;
+  chain: string;
+  currency: string;
+  status: string;
+  confirmations: number;
+  required_confirmations: number;
+  block: string | null;
+  asset: string;
+  transfers: { asset: string; recipient: string; amount: string }[];
+  source: string;
+  proven: boolean;
+  deadline_passed: boolean;
+  observed_at: string;
+  detail: string | null;
+  event_id: string;
+}
+
 export interface Check {
   name?: string;
   verdict?: string;
@@ -59,7 +78,7 @@ export async function swapLive(db: ConsoleDb, providerId: string, swapId: string
     [providerId, swapId],
   );
   if (!swap) return undefined;
-  const [journal, recon, postings] = await Promise.all([
+  const [journal, recon, postings, chain] = await Promise.all([
     // The swap's own events, and those before it had an id: its request and its quote.
     db.query<JournalRow>(
       `select event_id, event_type, source, outcome, reason, changes, payload, occurred_at, recorded_at,
@@ -85,6 +104,13 @@ export async function swapLive(db: ConsoleDb, providerId: string, swapId: string
     db.query<Record<string, string>>(
       `select entry_kind, entry_id, line, account, currency, amount::text as amount, effective_at, recorded_at, swap_version
        from ledger_postings where provider_id = $1 and swap_id = $2 order by swap_version, entry_id, line`,
+      [providerId, swapId],
+    ),
+    // What the chain watcher saw of each reported transaction (the latest observation of each).
+    db.query<ChainRow>(
+      `select role, txid, chain, currency, status, confirmations, required_confirmations, block::text as block,
+         asset, transfers, source, proven, deadline_passed, observed_at, detail, event_id
+       from chain_observations where provider_id = $1 and swap_id = $2 order by role, observed_at`,
       [providerId, swapId],
     ),
   ]);
@@ -161,6 +187,25 @@ export async function swapLive(db: ConsoleDb, providerId: string, swapId: string
             )
           : html`<p class="muted">not reconciled yet</p>`
       }
+    </section>
+    <section>
+      <h2>Chain evidence</h2>
+      ${table(
+        ['role', 'transaction', 'chain', 'seen', 'confirmations', 'block', 'transfers', 'proven', 'observed'],
+        chain.map((o) => [
+          o.role,
+          html`<code>${o.txid}</code>`,
+          `${o.chain} (${o.currency}, ${o.asset})`,
+          html`${badge(o.status)}${o.deadline_passed ? html` <span class="muted">past the deadline</span>` : ''}`,
+          `${o.confirmations}/${o.required_confirmations}`,
+          o.block ?? '',
+          html`${o.transfers.map((t) => html`<div><span class="num">${t.amount}</span> ${t.asset === 'native' ? '' : html`<code>${t.asset}</code> `}to <code>${t.recipient}</code></div>`)}`,
+          o.proven ? 'yes' : 'no',
+          html`${time(o.observed_at)}
+            <span class="muted">${o.source}${o.detail ? ` · ${o.detail}` : ''}</span>`,
+        ]),
+        'not observed on a chain (no chain source for its currencies, no transaction reported, or not looked up yet)',
+      )}
     </section>
     <section>
       <h2>Ledger postings</h2>
