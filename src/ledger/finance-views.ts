@@ -116,6 +116,23 @@ export function financeViews(
            or (j.outcome = 'applied' and c.event_id is not null)`,
     },
     {
+      // The chain evidence per swap: each reported transaction (payin, payout, refund) beside what the chain
+      // watcher last saw of it (null columns: not observed, e.g. no chain source for its currency).
+      name: 'chain_evidence',
+      sql: `select s.swap_id, s.provider_id, s.status, s.final_at, t.role, t.txid, t.currency, t.signed_address,
+        o.chain, o.status as chain_status, o.confirmations, o.required_confirmations, o.block, o.asset,
+        o.transfers, o.proven, o.deadline_passed, o.observed_at, o.source, o.detail, o.event_id
+        from ${live}.swaps s
+        cross join lateral (values
+          ('payin', s.payin_transaction_id, s.payload_currency_from, s.payin_address),
+          ('payout', s.payout_transaction_id, s.payload_currency_to, s.payout_address),
+          ('refund', s.refund_transaction_id, s.payload_currency_from, s.refund_address)
+        ) as t(role, txid, currency, signed_address)
+        left join ${live}.chain_observations o on o.provider_id = s.provider_id and o.swap_id = s.swap_id
+          and o.role = t.role and o.txid = t.txid
+        where t.txid is not null`,
+    },
+    {
       // Swaps whose latest verdict is MISMATCH, one row per check that did not pass (MISMATCH or UNVERIFIABLE).
       // A NOT_APPLICABLE check (one that does not apply to the outcome) never counts and is never listed.
       // Views are re-created by every `db migrate` (migrateFinanceViews) and promotion: this SQL is the migration.
@@ -183,6 +200,14 @@ export function financeViews(
             from ${live}.swaps where status_class = 'closed'
               and (payin_transaction_id is not null or payout_transaction_id is not null
                 or refund_transaction_id is not null or coalesce(amount_to, 0) <> 0)
+          union all
+          select s.swap_id, s.provider_id, s.status, coalesce(s.final_at, s.closed_at),
+              'reported but not on chain: the ' || o.role || ' transaction ' || o.txid ||
+              case when o.status = 'reverted' then ' failed on ' || o.chain || ' (reverted: it paid nothing)'
+                   else ' was not found on ' || o.chain || ' by its deadline' end
+            from ${live}.chain_observations o
+            join ${live}.swaps s on s.provider_id = o.provider_id and s.swap_id = o.swap_id
+            where o.status = 'reverted' or (o.status = 'not_found' and o.deadline_passed)
           ${neverReported}
         ) e`,
     },

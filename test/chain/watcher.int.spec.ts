@@ -16,6 +16,7 @@ import { ChainWatcher } from '../../src/chainwatch/watcher.ts';
 import { ConsoleDb } from '../../src/console/db.ts';
 import { swapLive } from '../../src/console/pages/swap.ts';
 import { createPool } from '../../src/db/client.ts';
+import { ensureFinanceViews } from '../../src/ledger/finance-views.ts';
 import { migrateProjection } from '../../src/db/migrate.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { MetricsRegistry, valueOf } from '../../src/observability/metrics.ts';
@@ -175,6 +176,33 @@ describe('chain watcher (real stack, real EVM node)', () => {
       verdict: 'MISMATCH',
       detail: expect.stringMatching(/not found on the chain by the deadline/),
     });
+  });
+
+  it('finance sees the chain evidence per swap, and "reported but not on chain" as a ledger exception', async () => {
+    const finance = `${live}_fin`;
+    const client = await pool.connect();
+    try {
+      await ensureFinanceViews(client, live, finance);
+      const evidence = await client.query(
+        `select swap_id, role, chain_status, signed_address from ${finance}.chain_evidence where role = 'payout' order by swap_id`,
+      );
+      expect(evidence.rows).toEqual([
+        { swap_id: 'w-elsewhere', role: 'payout', chain_status: 'found', signed_address: USER },
+        { swap_id: 'w-right', role: 'payout', chain_status: 'found', signed_address: USER },
+        { swap_id: 'w-unknown', role: 'payout', chain_status: 'not_found', signed_address: USER },
+      ]);
+      const exceptions = await client.query(
+        `select swap_id, reason from ${finance}.ledger_exceptions where reason like 'reported but not on chain%'`,
+      );
+      expect(exceptions.rows).toEqual([
+        {
+          swap_id: 'w-unknown',
+          reason: `reported but not on chain: the payout transaction 0x${'42'.repeat(32)} was not found on local by its deadline`,
+        },
+      ]);
+    } finally {
+      client.release();
+    }
   });
 
   it("the console's swap page shows the chain evidence", async () => {
