@@ -8,6 +8,7 @@ import {
   destinationUnit,
   exactly,
   MONEY_ON_EXPIRED,
+  readFinalMoney,
   readMoney,
   reasonOf,
   shown,
@@ -183,11 +184,11 @@ export function amountCheck(side: Side, input: ReconciliationInput, outcome: Out
   const unit = destinationUnit(input);
   const signed = signedAmount(input, unit, reasons, notes);
 
-  const amount = readMoney(final.amount, 'final amount', unit);
+  const amount = readFinalMoney(input, 'amount', 'final amount', unit);
   const other =
     side === 'user'
       ? networkFeeEstimate(input, unit, notes)
-      : readMoney(final.payoutNetworkFees, 'final payoutNetworkFees', unit);
+      : readFinalMoney(input, 'payoutNetworkFees', 'final payoutNetworkFees', unit);
   for (const read of [amount, other]) {
     const reason = reasonOf(read);
     if (reason) reasons.push(reason);

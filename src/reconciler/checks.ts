@@ -12,7 +12,7 @@ import {
 } from './types.ts';
 import { amountCheck } from './amount-checks.ts';
 import { extraFeeCheck, feeCheck, feeSumCheck } from './fee-checks.ts';
-import { check, classify, MONEY_ON_EXPIRED, readText, type Outcome } from './inputs.ts';
+import { check, classify, MONEY_ON_EXPIRED, neverReported, readText, type Outcome } from './inputs.ts';
 import { quoteChecks } from './quote-checks.ts';
 import { chainChecks } from './chain-checks.ts';
 
@@ -137,12 +137,13 @@ function hashCheck(which: Hash, input: ReconciliationInput, outcome: Outcome): R
           : `a refund transaction reported on a ${outcome} swap (a partial refund?): shown, not judged`,
     });
   if ((value !== undefined) === (expected === 'present')) return check(name, 'MATCHED', { expected, actual });
+  const never = value === undefined ? neverReported(input, HASH_FIELD[which]) : undefined;
   // A refund with no refund transaction lacks evidence; it proves nothing wrong.
   const missingEvidence = outcome === 'REFUNDED' && which === 'refund';
   return check(name, missingEvidence ? 'UNVERIFIABLE' : 'MISMATCH', {
     expected,
     actual,
-    detail: hashProblem(which, outcome, expected),
+    detail: [hashProblem(which, outcome, expected), never].filter(Boolean).join('; '),
   });
 }
 

@@ -91,18 +91,30 @@ const ROUND_ROWS = `select q.provider_id, q.swap_id, q.queued_by_event_id, q.tra
                             where c.provider_id = s.provider_id and c.swap_id = s.swap_id))
  order by q.queued_at, q.provider_id, q.swap_id limit $1`;
 
-/** Final swaps with no verdict and no queue row, not claimed by anyone (this reconciler included). */
-const MISSED_ROWS = `select s.provider_id, s.swap_id, coalesce(s.last_correction_event_id, s.last_event_id) as based_on
- from swaps s
- where s.final
-   and not exists (select 1 from reconciliations r
-                   where r.provider_id = s.provider_id and r.swap_id = s.swap_id)
-   and not exists (select 1 from reconciliation_queue q
-                   where q.provider_id = s.provider_id and q.swap_id = s.swap_id)
-   and coalesce(s.last_correction_event_id, s.last_event_id) not in
+/**
+ * What the sweep judges, not claimed by anyone (this reconciler included) and not queued: final swaps with no
+ * verdict, and swaps whose confirmation the poller gave up on after their verdict (judged again on the same
+ * event: their missing figures are now "never reported", and nothing else would queue them).
+ */
+const MISSED_ROWS = `select provider_id, swap_id, based_on from (
+   select s.provider_id, s.swap_id, coalesce(s.last_correction_event_id, s.last_event_id) as based_on, s.final_at
+   from swaps s
+   where s.final
+     and not exists (select 1 from reconciliations r
+                     where r.provider_id = s.provider_id and r.swap_id = s.swap_id)
+   union all
+   select r.provider_id, r.swap_id, r.based_on_event_id, s.final_at
+   from reconciliations r
+   join swaps s on s.provider_id = r.provider_id and s.swap_id = r.swap_id
+   join platform.confirmations_never_reported n on n.provider_id = r.provider_id and n.swap_id = r.swap_id
+   where n.abandoned_at > r.reconciled_at
+ ) m
+ where not exists (select 1 from reconciliation_queue q
+                   where q.provider_id = m.provider_id and q.swap_id = m.swap_id)
+   and m.based_on not in
        (select e.id from platform.reconciliation_claims c
         cross join unnest(c.queued_by_event_ids) as e(id) where c.claimed_until > now())
- order by s.final_at limit $1`;
+ order by m.final_at limit $1`;
 
 export class Claims {
   /** Verdicts appended but perhaps not folded yet, by the queue row's event id: not taken again meanwhile. */

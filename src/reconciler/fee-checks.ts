@@ -12,6 +12,7 @@ import {
   check,
   destinationUnit,
   exactly,
+  readFinalMoney,
   readMoney,
   reasonOf,
   shown,
@@ -136,7 +137,7 @@ export function feeCheck(
   const { check: name, field } = FEE_NAMES[kind];
   const unit = destinationUnit(input);
   const created = readMoney(input.creation.fees[field], `${field} at creation`, unit);
-  const reported = readMoney(input.final[field], `final ${field}`, unit);
+  const reported = readFinalMoney(input, field, `final ${field}`, unit);
   return feeComparison(name, kind, created, reported, input, status, policy, precisionNote(unit));
 }
 
@@ -153,7 +154,7 @@ export function feeSumCheck(
     'the sum of the creation fees',
   );
   const reported = sumOf(
-    fields.map((f) => readMoney(input.final[f], `final ${f}`, unit)),
+    fields.map((f) => readFinalMoney(input, f, `final ${f}`, unit)),
     'the sum of the final fees',
   );
   return feeComparison(FEE_SUM, 'sum', created, reported, input, status, policy, precisionNote(unit));

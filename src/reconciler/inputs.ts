@@ -96,6 +96,32 @@ function readAmount(value: unknown, what: string): Read {
   }
 }
 
+/** The report field of a final figure (the swaps row names the amount amountTo). */
+const REPORT_FIELD_OF: Readonly<Record<string, string>> = { amount: 'amountTo' };
+
+/**
+ * Why a final figure is unknown, when the partner never reported it before the confirmation deadline (the
+ * poller gave up asking), else undefined: evidence that will not come, not evidence still awaited.
+ */
+export function neverReported(input: ReconciliationInput, field: string): string | undefined {
+  const name = REPORT_FIELD_OF[field] ?? field;
+  return input.neverReported?.includes(name)
+    ? `${field} never reported: GET /status did not report it before the confirmation deadline`
+    : undefined;
+}
+
+/** A final figure of the swap as money, its absence explained when it was never reported. */
+export function readFinalMoney(
+  input: ReconciliationInput,
+  field: 'amount' | 'providerFees' | 'referralFees' | 'payoutNetworkFees',
+  what: string,
+  unit: Unit,
+): Read {
+  const read = readMoney(input.final[field], what, unit);
+  const never = 'missing' in read ? neverReported(input, field) : undefined;
+  return never ? { missing: true, reason: never } : read;
+}
+
 /** The decimals of the destination currency, which the final amount and the fees are in. */
 export interface Unit {
   readonly currency: string;

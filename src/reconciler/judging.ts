@@ -58,6 +58,8 @@ export interface SwapToJudge {
   readonly basedOnEventId?: string | undefined;
   /** What the chain watcher saw of its transactions (chain-load.ts); absent: no chain checks are made. */
   readonly chain?: ChainEvidence | undefined;
+  /** Report fields never reported before the confirmation deadline (platform.confirmations_never_reported). */
+  readonly neverReported?: readonly string[] | undefined;
 }
 
 export interface JudgedSwap {
@@ -84,6 +86,7 @@ export async function judgeSwap(s: SwapToJudge, policy: ReconciliationPolicy): P
       conflicts: s.conflicts,
       providerDefaultSlippage: setup?.defaultSlippage ?? null,
       ...(s.chain ? { chain: s.chain } : {}),
+      ...(s.neverReported?.length ? { neverReported: s.neverReported } : {}),
     },
     setup?.payloadKeys ?? [],
     policy,

@@ -105,6 +105,12 @@ export async function loadSwaps(
   const rowOf = byRef(swaps.rows as (JudgedRow & { swap_id: string; final_at_ms: string | null })[]);
   const createdOf = byRef(created.rows);
   const conflictsOf = byRef(conflicts.rows);
+  // Figures the poller gave up asking for at the confirmation deadline: "never reported", not "not yet".
+  const never = await projection.query<{ provider_id: string; swap_id: string; missing: string[] }>(
+    perSwapLookup('x.provider_id, x.swap_id, x.missing', 'platform.confirmations_never_reported'),
+    keys,
+  );
+  const neverOf = byRef(never.rows);
   const loaded = new Map<string, LoadedSwap | ReconcileError>();
   for (const ref of refs) {
     const k = formatSwapRef(ref);
@@ -129,6 +135,7 @@ export async function loadSwaps(
           source: c.source,
         })),
         setup: setup && { payloadKeys: setup.payloadKeys, defaultSlippage: setup.defaultSlippage },
+        neverReported: neverOf.get(k)?.[0]?.missing ?? [],
       });
   }
   return loaded;

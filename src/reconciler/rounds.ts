@@ -78,13 +78,8 @@ export class RoundJudge {
       for (const s of part) setups[s.ref.providerId] = s.setup ?? null;
       const chunk: JudgeChunk = {
         schemaId,
-        swaps: part.map(({ ref, row, createdJson, conflicts, basedOnEventId }) => ({
-          ref,
-          row,
-          createdJson,
-          conflicts,
-          basedOnEventId,
-        })),
+        // Everything a swap's checks read but its provider's setup (sent once per chunk) and its final time.
+        swaps: part.map(({ setup: _setup, finalAtMs: _finalAt, ...judged }) => judged),
         setups,
       };
       const judged = pool

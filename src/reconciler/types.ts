@@ -154,6 +154,11 @@ export interface ReconciliationInput {
   readonly conflicts?: readonly StatusConflict[] | null | undefined;
   /** What the chain watcher saw of the swap's transactions (chain-checks.ts); absent: no chain checks. */
   readonly chain?: ChainEvidence | undefined;
+  /**
+   * Report fields (amountTo, providerFees, …, refundTransactionId) the partner never reported before the
+   * confirmation deadline (platform.confirmations_never_reported): a missing one says so.
+   */
+  readonly neverReported?: readonly string[] | null | undefined;
 }
 
 /** One chain observation of a reported transaction (a chain_observations row, as plain data). */

@@ -258,8 +258,9 @@ export class Reconciler {
   }
 
   /**
-   * Final swaps that have no verdict and are not queued (e.g. finalised before the reconciler existed):
-   * queued ones are the queue's business. They are claimed like a round's, by the event their verdict is
+   * Final swaps that have no verdict and are not queued (e.g. finalised before the reconciler existed), and
+   * those whose confirmation was given up after their verdict (judged again on the same event, their missing
+   * figures now "never reported"): queued ones are the queue's business. They are claimed like a round's, by the event their verdict is
    * based on, so that two reconcilers' sweeps (the same cron) judge each once; every live claim is skipped,
    * this reconciler's own too (its last sweep's verdicts may not be folded yet). A sweep's claim is left to
    * expire.

@@ -198,8 +198,9 @@ describe('gateway, poller and catalog on the real stack', () => {
       'webhook:FINISHED:applied',
       'poll:FINISHED:applied',
     ]);
-    // The webhook's networkFees is an extra fee, not the referral fee: the confirming poll brings both.
-    expect(Object.keys(journal[2]!.changes!)).toEqual(['referralFees', 'payoutNetworkFees']);
+    // This provider's webhook networkFees is the referral fee (webhookNetworkFees: referral, as the
+    // simulator sends it): the webhook brought it, the confirming poll brings the payout network fee.
+    expect(Object.keys(journal[2]!.changes!)).toEqual(['payoutNetworkFees']);
   });
 
   it('Idempotency-Key: a retry returns the same swap with one partner call; another body is refused', async () => {

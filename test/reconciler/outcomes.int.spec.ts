@@ -172,6 +172,47 @@ describe('outcomes judged on their evidence (real stack)', () => {
     await waitForProjection(projection, log.topic);
   });
 
+  it('a confirmation given up after the verdict: the sweep judges the swap again, its missing fee "never reported"', async () => {
+    const report = statusReported(
+      'oc-unconfirmed',
+      'FINISHED',
+      {
+        amount: '0.000005',
+        providerFees: '0.0000001',
+        referralFees: '0.00000005',
+        payinTransactionId: 'in',
+        payoutTransactionId: 'out',
+      },
+      { providerId },
+    );
+    await log.append([vectorSwap('oc-unconfirmed', providerId), report]);
+    await waitForProjection(projection, log.topic);
+    const r = reconciler();
+    expect(await r.drainQueue()).toBe(1);
+    await waitForProjection(projection, log.topic);
+    const fee = async () =>
+      (await verdict('oc-unconfirmed'))!.checks.find((c) => c.name === 'fee.payout_network')!;
+    expect((await fee()).detail).toContain('no final payoutNetworkFees reported');
+    await platform.query(
+      `insert into platform.poll_confirmations (swap_id, provider_id, outcome, state, attempts, missing, ended_at)
+       values ('oc-unconfirmed', $1, 'deadline', 'abandoned', 9, '{payoutNetworkFees}', now())`,
+      [providerId],
+    );
+    // The round's claim on the event lasts its hold (the sweep skips live claims): as if its time were up.
+    await platform.query(
+      `update platform.reconciliation_claims set claimed_until = now() - interval '1 second'
+       where $1::uuid = any(queued_by_event_ids)`,
+      [report.eventId],
+    );
+    expect(await r.sweepMissed()).toBe(1);
+    await waitForProjection(projection, log.topic);
+    expect(await fee()).toMatchObject({ verdict: 'UNVERIFIABLE' });
+    expect((await fee()).detail).toContain('payoutNetworkFees never reported');
+    expect((await verdict('oc-unconfirmed'))!.based_on_event_id).toBe(report.eventId);
+    // Judged once: the new verdict is newer than the abandonment.
+    expect(await r.sweepMissed()).toBe(0);
+  });
+
   it('two reconcilers appending out of order: the verdict based on the newest event stays current', async () => {
     // A slow reconciler: its verdict on the final status waits at the appender until released.
     let release!: () => void;

@@ -106,3 +106,25 @@ describe('NOT_APPLICABLE never counts', () => {
     );
   });
 });
+
+describe('figures never reported before the confirmation deadline', () => {
+  it('a missing fee or hash says "never reported", not merely "not reported yet"', () => {
+    const result = reconcileSwap(
+      input({ final: { payoutNetworkFees: null, payoutTransactionId: null } }),
+      DEFAULT_RECONCILIATION_POLICY,
+    );
+    expect(named(result, 'fee.payout_network').detail).not.toContain('never reported');
+    const never = reconcileSwap(
+      {
+        ...input({ final: { payoutNetworkFees: null, payoutTransactionId: null } }),
+        neverReported: ['payoutNetworkFees', 'payoutTransactionId'],
+      },
+      DEFAULT_RECONCILIATION_POLICY,
+    );
+    expect(named(never, 'fee.payout_network')).toMatchObject({ verdict: 'UNVERIFIABLE' });
+    expect(named(never, 'fee.payout_network').detail).toContain(
+      'payoutNetworkFees never reported: GET /status did not report it before the confirmation deadline',
+    );
+    expect(named(never, 'hash.payout').detail).toContain('payoutTransactionId never reported');
+  });
+});
