@@ -9,13 +9,16 @@ import type { ChainEvidence, ChainObservation } from './types.ts';
  * the latest observation of each reported transaction (chain_observations, folded from
  * ChainTransactionObserved) and the currencies the configuration gives a chain source, so a currency with
  * none is UNVERIFIABLE "no chain source for <currency>" rather than silently passed. Every swap of `refs`
- * gets its evidence, empty when nothing was observed (its checks then await the chain).
+ * gets its evidence, empty when nothing was observed (its checks then await the chain). With no chain source
+ * configured at all (no CHAIN_SOURCES_FILE) the map is empty: no swap gets chain checks, so a deployment that
+ * does not watch chains judges exactly as before.
  */
 export async function loadChainEvidence(
   db: pg.Pool | pg.PoolClient,
   refs: readonly SwapRef[],
   sources: ChainSources,
 ): Promise<Map<string, ChainEvidence>> {
+  if (sources.currencies.size === 0) return new Map();
   const sourced = [...sources.currencies.keys()];
   const memos = [...sources.currencies.values()].filter((c) => c.memo).map((c) => c.currency);
   const byRef = new Map<string, ChainObservation[]>();

@@ -10,7 +10,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { hardhat } from 'viem/chains';
-import { chainClients, parseChainSources } from '../../src/chain/index.ts';
+import { chainClients, NO_CHAIN_SOURCES, parseChainSources } from '../../src/chain/index.ts';
 import { createChainWatchMetrics } from '../../src/chainwatch/metrics.ts';
 import { ChainWatcher } from '../../src/chainwatch/watcher.ts';
 import { ConsoleDb } from '../../src/console/db.ts';
@@ -156,6 +156,9 @@ describe('chain watcher (real stack, real EVM node)', () => {
       swapId,
     }));
     const evidence = await loadChainEvidence(pool, refs, sources);
+    expect(evidence.size).toBe(3);
+    // No chain source configured at all: no evidence, so no chain checks (verdicts as before).
+    expect((await loadChainEvidence(pool, refs, NO_CHAIN_SOURCES)).size).toBe(0);
     const verdictOf = (swapId: string, txid: string) => {
       const i = {
         ...input({
