@@ -26,6 +26,10 @@ import { chainChecks } from '../../src/reconciler/chain-checks.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import { DEV_KEYS, startEvmNode, type EvmNode } from '../../scripts/chain/evm-node.ts';
 import { input } from '../reconciler/support.ts';
+import { runCli } from '../support/cli.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { testStack, uniqueName } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 
@@ -219,5 +223,28 @@ describe('chain watcher (real stack, real EVM node)', () => {
     } finally {
       await db.close();
     }
+  });
+
+  it('`swap-ledger chain watch --once`: one round from the configuration; a bad sources file is refused (exit 2)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chain-watch-'));
+    const file = join(dir, 'chains.yaml');
+    writeFileSync(
+      file,
+      'sources:\n  local: { family: evm, urlEnv: LOCAL_EVM_URL }\ncurrencies:\n  ETH: { source: local, confirmations: 2, decimals: 18 }\n',
+    );
+    const env = {
+      ...projectionConfig(log, live),
+      CHAIN_SOURCES_FILE: file,
+      LOCAL_EVM_URL: node.url,
+      LOG_LEVEL: 'silent',
+    };
+    const ok = await runCli(['chain', 'watch', '--once'], env);
+    expect(ok.stderr).toBe('');
+    expect(ok.stdout).toMatch(/watched 0, looked up 0, appended 0 observation\(s\), 0 lookup\(s\) failed/);
+    expect(ok.code).toBe(0);
+    writeFileSync(file, 'sources:\n  local: { family: solana, urlEnv: X }\n');
+    const bad = await runCli(['chain', 'watch', '--once'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/sources\.local\.family: must be evm or utxo/);
   });
 });
