@@ -110,7 +110,8 @@ export function encodeEvent(type: avro.Type, schemaId: number, event: SwapEvent)
  * Sets a subject's compatibility level, as several workers starting together on a fresh topic all do.
  * Apicurio answers the losers of that race 409 ("A rule named 'COMPATIBILITY' already exists"): a 409
  * is read back, and the level already set to the one asked for is success; another level, or a 409 whose
- * rule is not readable yet, is tried again (`attempts` in all, 100 ms doubling), then refused.
+ * rule is not readable yet, is tried again (`attempts` in all, 100 ms doubling), then refused. A 5xx (the
+ * registry's storage restarting under it) is tried again the same way.
  */
 export async function setCompatibility(
   registryUrl: string,
@@ -128,6 +129,13 @@ export async function setCompatibility(
     });
     if (res.ok) return;
     last = `HTTP ${res.status} ${(await res.text().catch(() => '')).slice(0, 200)}`;
+    // A 5xx: the registry's own storage lost its connection (a Postgres restart) or it is starting: retried.
+    if (res.status >= 500) {
+      if (attempt >= attempts)
+        throw new Error(`registry failed the compatibility setting of ${subject} ${attempts} times: ${last}`);
+      await new Promise((r) => setTimeout(r, wait));
+      continue;
+    }
     if (res.status !== 409)
       throw new Error(`registry refused the compatibility setting of ${subject}: ${last}`);
     const current = await fetch(url).then(

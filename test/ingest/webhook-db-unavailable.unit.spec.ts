@@ -96,3 +96,49 @@ describe('Postgres restarting under the webhook', () => {
     await bug.app.close();
   });
 });
+
+describe('Kafka refusing an append', () => {
+  it('answers 503 with Retry-After, not 500, when the producer fails (a leader change: out of order sequence)', async () => {
+    const key = generateApiKey();
+    const snapshot: RegistrySnapshot = {
+      keys: new ApiKeyIndex([{ providerId: 'a', keyId: 'ka', sha256: key.sha256 }]),
+      providers: new Map([
+        [
+          'a',
+          {
+            id: 'a',
+            enabled: true,
+            statusMapping: buildStatusMapping({ finished: 'FINISHED' }),
+            rateLimit: { perSecond: 1000, burst: 1000 },
+            webhookNetworkFees: 'extra' as const,
+            pollIntervalSeconds: 60,
+          },
+        ],
+      ]),
+      loadedAt: 0,
+    };
+    const app = buildWebhookServer({
+      appender: {
+        append: async () => {
+          throw Object.assign(new Error('The broker received an out of order sequence number'), {
+            name: 'KafkaJSProtocolError',
+          });
+        },
+      },
+      swaps: { find: async () => ({ final: false, projected: true }) },
+      registry: { snapshot: () => snapshot },
+      logger: pino({ level: 'silent' }),
+      bodyLimitBytes: 2048,
+    });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/webhook/swap-1/status',
+      headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+      payload: JSON.stringify({ providerId: 'a', providerStatus: 'finished', amount: '0.25' }),
+    });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body).not.toContain('queued');
+    await app.close();
+  });
+});

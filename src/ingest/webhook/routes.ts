@@ -23,7 +23,7 @@ import type { WebhookDeps } from './deps.ts';
  *       status, other figures) is recorded first as StatusContradicted (the swap does not change)
  *   200 {"message":"queued"} once Kafka acknowledged the StatusReported event (acks = all), after the
  *       swap's events still in the gateway's outbox (ensureKeyPublished)
- *   503 Kafka did not acknowledge within KAFKA_SEND_TIMEOUT_MS, or the swap's outbox events could not be
+ *   503 Kafka did not acknowledge within KAFKA_SEND_TIMEOUT_MS or refused the append, or the swap's outbox events could not be
  *       published first (never "queued"); or Postgres could not look the swap up (restarting, refusing
  *       connections: the edge kit's answer, Retry-After 2, src/http/edge.ts); 500 anything else.
  * A refusal stores nothing; each response is counted by status and each refusal logged with its reason.
@@ -225,13 +225,16 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
       try {
         await deps.appender.append(event);
       } catch (e) {
-        if (e instanceof AppendTimeoutError) {
-          reply.header('retry-after', '1');
-          return refuse(request, reply, 503, 'Kafka did not acknowledge in time', {
-            error: 'the update was not accepted in time; retry later',
-          });
-        }
-        throw e;
+        // Not acknowledged, whatever Kafka said (a deadline, or an error of the producer after a leader
+        // change): nothing was promised, the partner retries (a report written after all folds as a no-op).
+        reply.header('retry-after', '1');
+        const reason =
+          e instanceof AppendTimeoutError
+            ? 'Kafka did not acknowledge in time'
+            : `Kafka refused the append: ${(e as Error).message}`.slice(0, 300);
+        return refuse(request, reply, 503, reason, {
+          error: 'the update was not accepted in time; retry later',
+        });
       }
       request.webhook = { ...request.webhook, reason: `queued ${event.eventId}` };
       return reply.code(200).type('application/json; charset=utf-8').send(QUEUED_BODY);
