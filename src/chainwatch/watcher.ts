@@ -140,6 +140,9 @@ export function changed(last: WatchedTransaction['last'], seen: TxLookup, deadli
   );
 }
 
+/** Observations appended in one request, at most, while a source is still being looked at. */
+const APPEND_EVERY = 50;
+
 const key = (w: Pick<WatchedTransaction, 'providerId' | 'swapId' | 'role' | 'txid'>) =>
   `${w.providerId}\u0000${w.swapId}\u0000${w.role}\u0000${w.txid}`;
 
@@ -178,8 +181,8 @@ export class ChainWatcher {
     const live = new Set(watched.map(key));
     for (const k of this.due.keys()) if (!live.has(k)) this.due.delete(k);
     const report: RoundReport = { watched: watched.length, looked: 0, appended: 0, failed: 0 };
-    const events: SwapEvent[] = [];
-    // Sources are looked at side by side (each at its own rate); one slow source does not hold the others.
+    // Sources are looked at side by side (each at its own rate), and each appends what it saw as it goes (every
+    // APPEND_EVERY observations and at its end): one slow source holds neither the others nor their events.
     const bySource = new Map<
       string,
       { w: WatchedTransaction; currency: ChainCurrencyDefinition | undefined }[]
@@ -193,8 +196,30 @@ export class ChainWatcher {
       list.push({ w, currency });
       bySource.set(group, list);
     }
-    await Promise.all(
+    const flush = async (events: SwapEvent[]) => {
+      if (events.length === 0) return;
+      const batch = events.splice(0);
+      try {
+        await options.appender.appendAll(batch);
+      } catch (e) {
+        // Not appended: looked at again next round, not after the backoff.
+        for (const ev of batch) {
+          const p = ev.payload as ChainTransactionObserved;
+          this.due.delete(
+            key({ providerId: ev.providerId, swapId: ev.swapId!, role: p.role as 'payin', txid: p.txid }),
+          );
+        }
+        throw e;
+      }
+      report.appended += batch.length;
+      for (const ev of batch) {
+        const p = ev.payload as ChainTransactionObserved;
+        options.metrics?.observations.inc({ role: p.role, status: p.status });
+      }
+    };
+    const outcomes = await Promise.allSettled(
       [...bySource.entries()].map(async ([sourceName, items]) => {
+        const events: SwapEvent[] = [];
         for (const { w, currency } of items) {
           // No source for the currency: nothing to look at (the check says "no chain source for …").
           if (!currency) {
@@ -205,17 +230,13 @@ export class ChainWatcher {
           if (!client) continue;
           const event = await this.look(w, currency, client, report);
           if (event) events.push(event);
+          if (events.length >= APPEND_EVERY) await flush(events);
         }
+        await flush(events);
       }),
     );
-    if (events.length > 0) {
-      await options.appender.appendAll(events);
-      report.appended = events.length;
-      for (const e of events) {
-        const p = e.payload as ChainTransactionObserved;
-        options.metrics?.observations.inc({ role: p.role, status: p.status });
-      }
-    }
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
     return report;
   }
 
