@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { ChainFamily } from '../events/types.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 /**
  * The chain sources file (YAML, path in CHAIN_SOURCES_FILE): where the chain watcher looks up the
@@ -62,7 +63,7 @@ export const DEFAULT_DEADLINE_MINUTES = 24 * 60;
 export const DEFAULT_RATE_PER_SECOND = 5;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
-export class ChainSourcesFileError extends Error {
+export class ChainSourcesFileError extends InputRefusedError {
   constructor(readonly problems: string[]) {
     super(`invalid chain sources file:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ChainSourcesFileError';

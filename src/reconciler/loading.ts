@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { NO_CHAIN_SOURCES, type ChainSources } from '../chain/config.ts';
+import { loadChainEvidence } from './chain-load.ts';
 import { readProviderSetup, type ProviderSetup } from '../providers/reads.ts';
 import { formatSwapRef, type SwapRef } from '../swap/ref.ts';
 import type { JudgedRow, SwapToJudge } from './judging.ts';
@@ -40,6 +42,8 @@ export async function loadSwaps(
   projection: pg.Pool | pg.PoolClient,
   platform: pg.Pool,
   refs: readonly SwapRef[],
+  /** The chain sources configured (CHAIN_SOURCES_FILE): none, no chain evidence and no chain checks. */
+  chainSources: ChainSources = NO_CHAIN_SOURCES,
 ): Promise<Map<string, LoadedSwap | ReconcileError>> {
   const keys = [refs.map((r) => r.providerId), refs.map((r) => r.swapId)];
   // The columns the checks read, not the row's forty-odd.
@@ -111,6 +115,9 @@ export async function loadSwaps(
     keys,
   );
   const neverOf = byRef(never.rows);
+  // What the chain watcher saw of the swaps' transactions (chain_observations), where sources are configured.
+  const chainOf =
+    chainSources === NO_CHAIN_SOURCES ? undefined : await loadChainEvidence(projection, refs, chainSources);
   const loaded = new Map<string, LoadedSwap | ReconcileError>();
   for (const ref of refs) {
     const k = formatSwapRef(ref);
@@ -136,6 +143,7 @@ export async function loadSwaps(
         })),
         setup: setup && { payloadKeys: setup.payloadKeys, defaultSlippage: setup.defaultSlippage },
         neverReported: neverOf.get(k)?.[0]?.missing ?? [],
+        ...(chainOf?.get(k) ? { chain: chainOf.get(k) } : {}),
       });
   }
   return loaded;

@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.ts';
+import { loadChainSources } from '../chain/config.ts';
 import { createPool } from '../db/client.ts';
 import { openAppender } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
@@ -16,6 +17,7 @@ export function policyFromConfig(config: Pick<Config, 'RECONCILE'>) {
 export async function openReconciler(config: Config, logger: Logger, metrics?: MetricsRegistry) {
   // The policy first: a refused one (exit 2) opens no connection.
   const policy = policyFromConfig(config);
+  const chainSources = loadChainSources(config.CHAIN_SOURCES_FILE);
   // Two lanes of rounds (drainAll), each a transaction that also does its reads, the sweep and the metrics.
   const projection = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 5 });
   const platform = createPool(config.DATABASE_URL, { max: 2 });
@@ -26,6 +28,7 @@ export async function openReconciler(config: Config, logger: Logger, metrics?: M
     platform,
     appender,
     policy,
+    chainSources,
     confirmWaitMs: config.RECONCILER_CONFIRM_WAIT_MS,
     judgeThreads: config.RECONCILER_JUDGE_THREADS,
     logger,

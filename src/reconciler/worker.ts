@@ -5,6 +5,7 @@ import { formatSwapRef, type SwapRef } from '../swap/ref.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry } from '../observability/metrics.ts';
 import { contextFromTraceParent, SpanKind, withSpan } from '../observability/tracing.ts';
+import type { ChainSources } from '../chain/config.ts';
 import { Claims, IN_FLIGHT_MS, type Round } from './claims.ts';
 import { verdictRecorder, type RecordedVerdict } from './metrics.ts';
 import { RoundJudge, type EncodedVerdict } from './rounds.ts';
@@ -39,6 +40,8 @@ export interface ReconcilerOptions {
    * before its verdict is folded (default 60 s; then it is taken again, as appended yet never folded).
    */
   holdMs?: number;
+  /** The chain sources configured (CHAIN_SOURCES_FILE); absent: no chain evidence is read or judged. */
+  chainSources?: ChainSources;
   /** Called after each verdict is appended (metrics). */
   onVerdict?: (v: RecordedVerdict) => void;
 }
@@ -102,9 +105,9 @@ export class Reconciler {
 
   /** Checks one swap against its signed payload; appends nothing. */
   async check(ref: SwapRef, basedOnEventId?: string): Promise<SwapReconciliation> {
-    const loaded = (await loadSwaps(this.options.projection, this.options.platform, [ref])).get(
-      formatSwapRef(ref),
-    )!;
+    const loaded = (
+      await loadSwaps(this.options.projection, this.options.platform, [ref], this.options.chainSources)
+    ).get(formatSwapRef(ref))!;
     if (loaded instanceof ReconcileError) throw loaded;
     return this.judge({ ...loaded, basedOnEventId: basedOnEventId ?? loaded.basedOnEventId });
   }
@@ -151,7 +154,7 @@ export class Reconciler {
       round = await this.claims.takeRound(client, this.batchSize, this.options.confirmWaitMs ?? 120_000);
       // On the round's own connection (outside any transaction: the claim is committed).
       const refs = round.rows.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id }));
-      const loaded = await loadSwaps(client, this.options.platform, refs);
+      const loaded = await loadSwaps(client, this.options.platform, refs, this.options.chainSources);
       // Each swap is judged based on the queue row's event: the final status or correction that queued it.
       const verdictOf = await this.judging.judgeClaimed(
         loaded,
@@ -268,7 +271,12 @@ export class Reconciler {
   async sweepMissed(limit = 1000): Promise<number> {
     const { id: round, missed } = await this.claims.takeMissed(limit);
     const refs = missed.map((r) => ({ providerId: r.provider_id, swapId: r.swap_id }));
-    const loaded = await loadSwaps(this.options.projection, this.options.platform, refs);
+    const loaded = await loadSwaps(
+      this.options.projection,
+      this.options.platform,
+      refs,
+      this.options.chainSources,
+    );
     // Judged like a queue round, in the judge threads when there are any: up to `limit` swaps at once
     // would otherwise hold the event loop.
     const verdictOf = await this.judging.judgeClaimed(

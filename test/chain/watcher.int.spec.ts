@@ -17,7 +17,8 @@ import { ConsoleDb } from '../../src/console/db.ts';
 import { swapLive } from '../../src/console/pages/swap.ts';
 import { createPool } from '../../src/db/client.ts';
 import { ensureFinanceViews } from '../../src/ledger/finance-views.ts';
-import { migrateProjection } from '../../src/db/migrate.ts';
+import { migratePlatform, migrateProjection } from '../../src/db/migrate.ts';
+import { DEFAULT_RECONCILIATION_POLICY, Reconciler } from '../../src/reconciler/index.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { MetricsRegistry, valueOf } from '../../src/observability/metrics.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
@@ -183,6 +184,28 @@ describe('chain watcher (real stack, real EVM node)', () => {
       verdict: 'MISMATCH',
       detail: expect.stringMatching(/not found on the chain by the deadline/),
     });
+  });
+
+  it('the reconciler reads the evidence with its round when chain sources are configured, and judges it', async () => {
+    await migratePlatform(stack.databaseUrl);
+    const judge = (chainSources?: ReturnType<typeof parseChainSources>) =>
+      new Reconciler({
+        projection: pool,
+        platform: pool,
+        appender: log.appender,
+        policy: DEFAULT_RECONCILIATION_POLICY,
+        logger: createLogger({ level: 'silent' }),
+        ...(chainSources ? { chainSources } : {}),
+      });
+    const payout = async (swapId: string, r: Reconciler) =>
+      (await r.check({ providerId: 'partner-a', swapId })).result.checks.find(
+        (c) => c.name === 'chain.payout',
+      );
+    const configured = judge(parseChainSources(sourcesDoc));
+    expect((await payout('w-right', configured))?.verdict).toBe('MATCHED');
+    expect((await payout('w-elsewhere', configured))?.verdict).toBe('MISMATCH');
+    // No sources configured: no evidence read, no chain check (verdicts as before the watcher).
+    expect(await payout('w-elsewhere', judge())).toBeUndefined();
   });
 
   it('finance sees the chain evidence per swap, and "reported but not on chain" as a ledger exception', async () => {
