@@ -11,6 +11,7 @@ export const FINANCE_ROLE = 'swap_ledger_finance';
  * replay promotes a rebuilt schema these are created again over the new live tables (same SQL).
  * Later views may read earlier ones (`${finance}.postings`); they are dropped in reverse order.
  * Days are UTC calendar days of the effective time, whatever the session's time zone.
+ * Over 100 lines on purpose: it is a list of view definitions (SQL), one entry a view, not logic to split.
  */
 export function financeViews(
   live: string,
