@@ -1,8 +1,9 @@
 import type pg from 'pg';
 import { newEvent } from '../events/keys.ts';
-import type { SwapEvent, SwapEventOf } from '../events/types.ts';
+import type { SwapEventOf } from '../events/types.ts';
 import { UUID_PATTERN } from '../events/ids.ts';
 import { rejectionKind } from '../projector/decision.ts';
+import { journaledEvent } from '../projector/fold.ts';
 import { OperatorInputError } from './operator-events.ts';
 
 /**
@@ -89,17 +90,7 @@ export function reapplyEvent(
       `event ${row.eventId} was refused by the fold's input bounds (${row.reason}): its values can never be ` +
         'stored, so reapplying it cannot help; amend the swap with swap correct',
     );
-  const carried = {
-    eventId: row.eventId,
-    eventType: row.eventType,
-    swapId: row.swapId,
-    aggregateKey: row.aggregateKey,
-    providerId: row.providerId,
-    source: row.source,
-    occurredAt: row.occurredAt,
-    recordedAt: row.recordedAt,
-    payload: row.payload,
-  } as SwapEvent;
+  const carried = journaledEvent(row);
   return newEvent(
     'EventReapplied',
     now,

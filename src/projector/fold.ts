@@ -103,20 +103,38 @@ export function foldEvent(ws: WorkingSet, event: SwapEvent, position: Position):
   return journalRow(event, position, verdict);
 }
 
+/** The event a journal row recorded, its envelope and payload (an operator's reapply carries it whole). */
+export function journaledEvent(
+  row: Pick<
+    JournalRow,
+    | 'eventId'
+    | 'eventType'
+    | 'swapId'
+    | 'aggregateKey'
+    | 'providerId'
+    | 'source'
+    | 'occurredAt'
+    | 'recordedAt'
+    | 'payload'
+  >,
+): SwapEvent {
+  return {
+    eventId: row.eventId,
+    eventType: row.eventType,
+    swapId: row.swapId,
+    aggregateKey: row.aggregateKey,
+    providerId: row.providerId,
+    source: row.source,
+    occurredAt: row.occurredAt,
+    recordedAt: row.recordedAt,
+    payload: row.payload,
+  } as SwapEvent;
+}
+
 /** Rebuilds the event a journal row recorded (held events are released from their journal rows). */
 export function eventFromJournal(row: JournalRow): { event: SwapEvent; position: Position } {
   return {
-    event: {
-      eventId: row.eventId,
-      eventType: row.eventType,
-      swapId: row.swapId,
-      aggregateKey: row.aggregateKey,
-      providerId: row.providerId,
-      source: row.source,
-      occurredAt: row.occurredAt,
-      recordedAt: row.recordedAt,
-      payload: row.payload,
-    } as SwapEvent,
+    event: journaledEvent(row),
     position: { topic: row.topic, partition: row.partition, offset: BigInt(row.offset) },
   };
 }
