@@ -187,6 +187,13 @@ export async function assertReplicated(
   asked: { replicationFactor?: number; minInsyncReplicas?: number } = {},
 ): Promise<Replication> {
   const wanted = resolveReplication(await brokerCount(admin), asked);
+  // A topic never created is refused at once (its metadata would be retried as "settling" for 30 s); one
+  // created a moment ago on a cluster gets a few seconds to reach the broker asked.
+  for (let waited = 0; !(await admin.listTopics()).includes(topic); waited += 500) {
+    if (waited >= 5_000)
+      throw new TopicReplicationError(`topic ${topic} does not exist: run swap-ledger topics create`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
   const found = (await topicReplication(admin, [topic])).get(topic);
   if (!found) throw new TopicReplicationError(`topic ${topic} does not exist: run swap-ledger topics create`);
   const problems = replicationProblems(found, wanted);

@@ -21,3 +21,22 @@ describe('topics create on the single broker of the default stack', () => {
     expect(three.stderr).toMatch(/a replication factor of 3 needs as many brokers; the cluster has 1/);
   });
 });
+
+describe('a writer on a topic never created', () => {
+  it('is refused with what to run (the metadata retries were an unexplained failure)', async () => {
+    const { assertReplicated } = await import('../../src/events/topics.ts');
+    const { createKafka } = await import('../../src/events/kafka.ts');
+    const admin = createKafka({
+      brokers: testStack().kafkaBrokers.split(','),
+      clientId: 'test-missing',
+    }).admin();
+    await admin.connect();
+    try {
+      await expect(assertReplicated(admin, uniqueName('never-created'))).rejects.toThrow(
+        /does not exist: run swap-ledger topics create/,
+      );
+    } finally {
+      await admin.disconnect();
+    }
+  });
+});

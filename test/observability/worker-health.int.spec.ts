@@ -7,7 +7,7 @@ import { startOpsListener, type OpsListener } from '../../src/observability/list
 import { MetricsRegistry } from '../../src/observability/metrics.ts';
 import { Supervisor } from '../../src/supervisor/supervisor.ts';
 import { parseWorkerEndpoints, readWorkerHealth } from '../../src/observability/worker-health.ts';
-import { freshProjection, testStack, uniqueName } from '../support/context.ts';
+import { createTopic, freshProjection, testStack, uniqueName } from '../support/context.ts';
 
 const quiet = createLogger({ level: 'silent' });
 
@@ -87,6 +87,9 @@ describe('supervisor readiness', () => {
     const projection = await freshProjection('readiness');
     await projection.pool.end();
     const topic = uniqueName('events');
+    // Writers start only on a topic that exists (as `up` creates them first).
+    await createTopic(topic, 1);
+    await createTopic(`${topic}.dlq`, 1);
     const port = await freePort();
     const lines: string[] = [];
     const supervisor = new Supervisor(
