@@ -63,7 +63,7 @@ export interface Machine {
 }
 
 export interface BenchResult {
-  kind: 'bench' | 'bench:webhook';
+  kind: 'bench' | 'bench:webhook' | 'bench:growth';
   date: string;
   machine: Machine;
   options: Record<string, number | string>;

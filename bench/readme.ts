@@ -1,6 +1,6 @@
 /**
  * Rewrites the README's benchmark table (between `<!-- bench:start -->` and `<!-- bench:end -->`) from the
- * newest result file of each kind in bench/results (`npm run bench` and `npm run bench:webhook`).
+ * newest result file of each kind in bench/results (`npm run bench`, `bench:webhook` and `bench:growth`).
  *
  *   tsx bench/readme.ts
  */

@@ -1,6 +1,6 @@
 /**
  * One replay in its own process, so its peak resident memory is its own: replays `--topic` up to
- * 1/`--fraction` of every partition and prints one JSON line (events, seconds, peak RSS, checksum).
+ * 1/`--fraction` (or `--share` num/den) of every partition and prints one JSON line (events, seconds, peak RSS, checksum).
  */
 import { configSpec } from '../src/config/config.ts';
 import { createKafka, EventCodec } from '../src/events/index.ts';
@@ -13,13 +13,17 @@ async function main() {
   const topic = stringOption('topic');
   if (!topic) throw new Error('--topic is required');
   const fraction = intOption('fraction', 1);
+  // --share num/den: that share of every partition (bench/growth.ts's steps), else 1/--fraction of it.
+  const share = stringOption('share')?.match(/^(\d+)\/([1-9]\d*)$/);
+  if (stringOption('share') !== undefined && !share) throw new Error('--share needs num/den');
+  const [num, den] = share ? [BigInt(share[1]!), BigInt(share[2]!)] : [1n, BigInt(fraction)];
   const batch = intOption('batch', 5000);
   const kafka = createKafka({ brokers: env.KAFKA_BROKERS.split(','), clientId: 'bench-replay' });
   const admin = kafka.admin();
   await admin.connect();
   const highs = await admin.fetchTopicOffsets(topic);
   await admin.disconnect();
-  const offsets = new Map(highs.map((p) => [p.partition, BigInt(p.high) / BigInt(fraction)]));
+  const offsets = new Map(highs.map((p) => [p.partition, (BigInt(p.high) * num) / den]));
   const r = await replay({
     databaseUrl: env.DATABASE_URL,
     kafka,

@@ -35,9 +35,12 @@ interface ChildResult {
 
 const CHILD = fileURLToPath(new URL('./replay-child.ts', import.meta.url));
 
-async function replayInChild(
+/** How much of every partition to replay: 1/N of it, or num/den of it. */
+export type Share = number | { num: bigint; den: bigint };
+
+export async function replayInChild(
   topic: string,
-  fraction: number,
+  fraction: Share,
   batch: number,
   profileDir?: string,
 ): Promise<ChildResult> {
@@ -50,7 +53,7 @@ async function replayInChild(
 
 function runChild(
   topic: string,
-  fraction: number,
+  fraction: Share,
   batch: number,
   /** V8 CPU profiles of the child, one a thread (its fold workers'), written here. */
   profileDir?: string,
@@ -68,8 +71,9 @@ function runChild(
         CHILD,
         '--topic',
         topic,
-        '--fraction',
-        String(fraction),
+        ...(typeof fraction === 'number'
+          ? ['--fraction', String(fraction)]
+          : ['--share', `${fraction.num}/${fraction.den}`]),
         '--batch',
         String(batch),
       ],
