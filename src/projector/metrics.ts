@@ -2,9 +2,10 @@ import type { Admin } from 'kafkajs';
 import type pg from 'pg';
 import type { MetricsRegistry } from '../observability/metrics.ts';
 import type { ReadinessCheck } from '../observability/listener.ts';
-import { projectionLag, type PartitionLag } from './lag.ts';
+import type { PartitionLag } from './lag.ts';
 import type { JournalRow } from './state.ts';
 import { rejectionKind } from './decision.ts';
+import { ProjectionWatch } from './watch.ts';
 
 /** A committed batch as the projector reports it (ProjectorOptions.onBatch). */
 export interface CommittedBatch {
@@ -34,7 +35,7 @@ export interface ProjectorMetrics {
 
 /**
  * Projector metrics: events by outcome (rejected by reason code), batch size and duration, and, read at
- * each scrape from Kafka's end offsets and the checkpoints in Postgres, the lag per partition (so a
+ * each scrape from Kafka's end offsets and the checkpoints in Postgres, the lag and stall per partition (so a
  * stopped or stuck consumer shows its lag rising) and the age of each assigned partition's last commit.
  */
 export function createProjectorMetrics(
@@ -86,34 +87,9 @@ export function createProjectorMetrics(
   const lastCommit = new Map<number, number>();
   let held: readonly number[] = [];
   const startedAt = now();
-  let lastLag: PartitionLag[] = [];
-  let connected: Promise<void> | undefined;
-
-  const readLag = async (): Promise<PartitionLag[]> => {
-    await (connected ??= deps.admin.connect().catch((e: unknown) => {
-      connected = undefined; // try again at the next scrape
-      throw e;
-    }));
-    const client = await deps.pool.connect();
-    try {
-      lastLag = await projectionLag(deps.admin, client, deps.topic);
-      return lastLag;
-    } finally {
-      client.release();
-    }
-  };
-  metrics.gauge(
-    'swap_ledger_projector_lag_events',
-    'Events in the topic not yet folded into the projection, per partition (end offset - checkpoint)',
-    ['partition'],
-    async function () {
-      try {
-        for (const p of await readLag()) this.set({ partition: String(p.partition) }, Number(p.lag));
-      } catch {
-        /* Kafka or Postgres unreachable: keep the last values; /readyz says why */
-      }
-    },
-  );
+  // The lag and the stall per partition, read from Kafka and Postgres (./watch.ts: the reconcilers export them too).
+  const watch = new ProjectionWatch(deps);
+  watch.register(metrics);
   metrics.gauge(
     'swap_ledger_projector_checkpoint_age_seconds',
     'Seconds since this member last committed a batch of each partition it holds (since it took it, if none)',
@@ -146,9 +122,9 @@ export function createProjectorMetrics(
       name: 'projector',
       async check() {
         if (held.length === 0) return { ok: false, detail: 'no partition assigned' };
-        let lag = lastLag;
+        let lag: PartitionLag[];
         try {
-          lag = await readLag();
+          lag = await watch.read();
         } catch (e) {
           return { ok: false, detail: `lag unknown: ${(e as Error).message}` };
         }
@@ -166,8 +142,6 @@ export function createProjectorMetrics(
         return { ok: true, detail: `${held.length} partition(s) assigned` };
       },
     },
-    close: async () => {
-      if (connected) await deps.admin.disconnect();
-    },
+    close: () => watch.close(),
   };
 }

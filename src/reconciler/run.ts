@@ -1,9 +1,11 @@
 import type { Config } from '../config/config.ts';
 import { loadChainSources } from '../chain/config.ts';
 import { createPool } from '../db/client.ts';
+import { createKafka } from '../events/index.ts';
 import { openAppender } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry } from '../observability/metrics.ts';
+import { ProjectionWatch } from '../projector/watch.ts';
 import { createReconcilerMetrics } from './metrics.ts';
 import { parseReconciliationPolicy } from './policy.ts';
 import { Reconciler } from './worker.ts';
@@ -23,6 +25,19 @@ export async function openReconciler(config: Config, logger: Logger, metrics?: M
   const platform = createPool(config.DATABASE_URL, { max: 2 });
   const appender = await openAppender(config, 'reconciler', logger);
   const measured = metrics ? createReconcilerMetrics(metrics, projection) : undefined;
+  // The projection's lag and stall from outside the projector: a frozen or dead projector answers no scrape.
+  const watch = metrics
+    ? new ProjectionWatch({
+        admin: createKafka({
+          brokers: config.KAFKA_BROKERS,
+          clientId: `${config.KAFKA_CLIENT_ID}-reconciler-watch`,
+          logger,
+        }).admin(),
+        pool: projection,
+        topic: config.EVENTS_TOPIC,
+      })
+    : undefined;
+  if (watch && metrics) watch.register(metrics);
   const reconciler = new Reconciler({
     projection,
     platform,
@@ -40,6 +55,7 @@ export async function openReconciler(config: Config, logger: Logger, metrics?: M
     async close() {
       await reconciler.stop();
       await appender.stop();
+      await watch?.close();
       await projection.end();
       await platform.end();
     },

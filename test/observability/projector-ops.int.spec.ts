@@ -106,6 +106,15 @@ describe('projector metrics and readiness (real Kafka, registry and Postgres)', 
     await log.append(more);
     const stopped = await until(scrape, (s) => s.lag >= more.length);
     expect(stopped.lag).toBe(more.length);
+    // The stall clock of a partition with a backlog runs while its checkpoint does not move.
+    const stalled = (text: string) =>
+      Math.max(
+        ...[0, 1].map(
+          (p) => metricValue(text, `swap_ledger_projector_stalled_seconds{partition="${p}"}`) ?? NaN,
+        ),
+      );
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(stalled((await scrape()).text)).toBeGreaterThanOrEqual(1);
     const notReady = await ready();
     expect(notReady.status).toBe(503);
     expect(notReady.body.checks.find((c) => c.name === 'projector')).toEqual({
@@ -117,6 +126,7 @@ describe('projector metrics and readiness (real Kafka, registry and Postgres)', 
     await running.projector.start();
     const resumed = await until(scrape, (s) => s.lag === 0);
     expect(resumed.lagByPartition).toEqual([0, 0]);
+    expect(stalled(resumed.text)).toBeLessThan(1); // caught up: the clock restarts
     expect((await until(ready, (x) => x.status === 200)).status).toBe(200);
   });
 });
