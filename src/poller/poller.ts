@@ -20,6 +20,7 @@ import {
 } from './confirm.ts';
 import { createPollerMetrics, type PollerMetrics } from './metrics.ts';
 import { type ConfirmCandidate, type ConfirmationOutcome, type PollerStore } from './set.ts';
+import type { WorkLeases } from '../db/lease.ts';
 
 export { createPollerMetrics, type PollerMetrics } from './metrics.ts';
 export { postgresPollerStore, type PollerStore } from './set.ts';
@@ -53,6 +54,11 @@ export interface PollerOptions {
     readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
   };
   readonly now?: () => number;
+  /**
+   * Several pollers of one provider: a swap is polled only under its lease (platform.work_leases), held
+   * during the GET /status and the append, then released until the swap is due again. Without: alone.
+   */
+  readonly leases?: Pick<WorkLeases, 'claim' | 'release' | 'prune'>;
 }
 
 export interface TickReport {
@@ -61,6 +67,8 @@ export interface TickReport {
   readonly confirmed: number;
   /** Due swaps left for a later tick (rate limit, provider paused by 420, provider disabled). */
   readonly deferred: number;
+  /** Due here, but another poller holds their lease or polled them: not polled. */
+  readonly leased?: number;
   readonly setSize: number;
 }
 
@@ -170,6 +178,7 @@ export class Poller {
       byProvider.set(w.swap.providerId, list);
     }
     let deferred = 0;
+    let leased = 0;
     const tasks: Promise<PollOutcome>[] = [];
     const kinds: Kind[] = [];
     for (const [providerId, items] of byProvider) {
@@ -189,21 +198,34 @@ export class Poller {
         deferred += due.length;
         continue;
       }
+      const mine = await this.claim(providerId, due);
+      if (!mine) {
+        deferred += due.length;
+        continue;
+      }
+      leased += due.length - mine.length;
       const semaphore = this.semaphoreOf(providerId);
-      for (let i = 0; i < due.length; i++) {
+      for (let i = 0; i < mine.length; i++) {
         if (
           (this.pausedUntil.get(providerId) ?? 0) > this.now() ||
           !this.limiter.take(providerId, this.options.rateLimit).allowed
         ) {
-          deferred += due.length - i;
+          deferred += mine.length - i;
+          await this.release(mine.slice(i), providerId);
           break;
         }
-        const w = due[i]!;
+        const w = mine[i]!;
         kinds.push(w.kind);
         tasks.push(
-          semaphore(() =>
-            w.kind === 'confirm' ? this.confirmOne(partner, w.swap) : this.pollOne(partner, w.swap),
-          ),
+          semaphore(async () => {
+            try {
+              return w.kind === 'confirm'
+                ? await this.confirmOne(partner, w.swap)
+                : await this.pollOne(partner, w.swap);
+            } finally {
+              await this.release([w], providerId);
+            }
+          }),
         );
       }
     }
@@ -219,10 +241,17 @@ export class Poller {
           outcomes[i] !== 'taken',
       ).length,
       deferred,
+      leased,
       setSize: open.length,
     };
     this.metrics.setSize.set(open.length);
     await this.countExpiredWithMoney();
+    // A lease row idle and due a day ago says nothing a missing row does not: the table stays small.
+    await this.options.leases
+      ?.prune(this.now() - 86_400_000)
+      .catch((e: unknown) =>
+        logger.warn({ err: { message: (e as Error).message } }, 'poll leases not pruned'),
+      );
     const at = this.now();
     this.metrics.pausedProviders.set([...this.pausedUntil.values()].filter((until) => until > at).length);
     if (report.polled > 0 || report.deferred > 0) logger.debug(report, 'poller tick');
@@ -261,6 +290,55 @@ export class Poller {
       this.semaphores.set(providerId, s);
     }
     return s;
+  }
+
+  /**
+   * With leases, the due swaps of a provider that this poller may poll: those whose lease it claimed (a
+   * regular poll only when due by the shared schedule; a confirming poll whenever no one holds the swap).
+   * Claimed before the rate limiter is asked, so no token goes to a swap another poller has. Undefined:
+   * Postgres did not answer, nothing is polled this tick.
+   */
+  private async claim(providerId: string, due: Work[]): Promise<Work[] | undefined> {
+    const leases = this.options.leases;
+    if (!leases || due.length === 0) return due;
+    const keys = (kind: Kind) => due.filter((w) => w.kind === kind).map((w) => keyOf(w.swap));
+    try {
+      const now = this.now();
+      const [polls, confirms] = await Promise.all([
+        leases.claim(keys('poll'), now),
+        leases.claim(keys('confirm'), now, { anyIdle: true }),
+      ]);
+      return due.filter((w) => (w.kind === 'poll' ? polls : confirms).has(keyOf(w.swap)));
+    } catch (e) {
+      this.options.logger.warn(
+        { provider: providerId, err: { message: (e as Error).message } },
+        'poll leases not claimed; the due swaps wait for the next tick',
+      );
+      return undefined;
+    }
+  }
+
+  /**
+   * Gives the leases back, each swap due again when this poller would poll it next (a confirming poll's
+   * next time is in platform.poll_confirmations, a 420's pause the provider's). A failure lets them expire.
+   */
+  private async release(work: Work[], providerId: string): Promise<void> {
+    const leases = this.options.leases;
+    if (!leases) return;
+    const paused = this.pausedUntil.get(providerId) ?? 0;
+    await leases
+      .release(
+        work.map((w) => ({
+          key: keyOf(w.swap),
+          nextAtMs: Math.max(w.kind === 'poll' ? this.schedule.nextAt(keyOf(w.swap)) : 0, paused, this.now()),
+        })),
+      )
+      .catch((e: unknown) =>
+        this.options.logger.warn(
+          { provider: providerId, err: { message: (e as Error).message } },
+          'poll leases not released; they expire by themselves',
+        ),
+      );
   }
 
   /** A 420: the whole provider waits (Retry-After, else one backoff step); the swap is not at fault. */

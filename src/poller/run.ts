@@ -12,6 +12,13 @@ import { openProviderPool } from '../providers/start.ts';
 import { checkCredentials } from '../providers/reads.ts';
 import { CONFIRM_DEADLINE_HOURS } from './confirm.ts';
 import { Poller, postgresPollerStore, type TickReport } from './poller.ts';
+import { WorkLeases } from '../db/lease.ts';
+
+/**
+ * How long a poller holds a swap's lease at most: far past a GET /status and an append (their own deadlines
+ * are seconds), so only a poller that died loses it; its swaps wait this long before another polls them.
+ */
+export const POLL_LEASE_MS = 60_000;
 
 export type PollerConfig = AppenderConfig &
   Pick<
@@ -65,7 +72,8 @@ export async function syncAllCatalogs(
 /**
  * `poller run`: the status poller on POLL_CRON and, unless CATALOG_SYNC_CRON is `off`, the catalog sync
  * on its own schedule (also once at start), in one process, for the providers in POLL_PROVIDERS (all
- * enabled ones when empty: run one poller per group of providers to spread the load). Both node-cron tasks skip a run while the
+ * enabled ones when empty). Several pollers of the same providers share the work by swap leases
+ * (platform.work_leases): a swap is polled by one of them at a time. Both node-cron tasks skip a run while the
  * previous one is still going. stop() ends the schedules and waits for the work under way.
  */
 export async function startPoller(
@@ -108,6 +116,7 @@ export async function startPoller(
       concurrency: config.POLL_CONCURRENCY,
       rateLimit: { perSecond: config.POLL_RATE_PER_SECOND, burst: config.POLL_RATE_BURST },
       backoff: { baseMs: config.POLL_BACKOFF_BASE_MS, maxMs: config.POLL_BACKOFF_MAX_MS },
+      leases: new WorkLeases(pool, 'poll', POLL_LEASE_MS),
       confirm: { deadlineMs: (config.POLL_CONFIRM_DEADLINE_HOURS ?? CONFIRM_DEADLINE_HOURS) * 3_600_000 },
       ...(extra.now ? { now: extra.now } : {}),
     });

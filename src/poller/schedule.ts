@@ -26,6 +26,11 @@ export class PollSchedule {
     return wait;
   }
 
+  /** When the swap is due next (0: now, never polled here). */
+  nextAt(swapId: string): number {
+    return this.state.get(swapId)?.nextAt ?? 0;
+  }
+
   failures(swapId: string): number {
     return this.state.get(swapId)?.failures ?? 0;
   }

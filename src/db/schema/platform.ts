@@ -335,6 +335,30 @@ export const confirmationsNeverReported = platform.view('confirmations_never_rep
 );
 
 /**
+ * Work leases (src/db/lease.ts): which poller polls a swap, which chain watcher looks a transaction up.
+ * Held (`owner` set) while one instance works on it, so two never do at once; released with `lease_until`
+ * set to when it is next due (`owner` null), so every instance keeps one shared schedule. A lease past its
+ * time (its holder died) is anyone's. Times are the workers' clocks.
+ */
+export const workLeases = platform.table(
+  'work_leases',
+  {
+    /** poll | chain */
+    kind: text('kind').notNull(),
+    /** The swap (provider/swap) or the transaction looked up. */
+    key: text('key').notNull(),
+    owner: text('owner'),
+    leaseUntil: ts('lease_until').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.kind, t.key], name: 'work_leases_pkey' }),
+    index('work_leases_idle_idx')
+      .on(t.kind, t.leaseUntil)
+      .where(sql`${t.owner} is null`),
+  ],
+);
+
+/**
  * The reconciliation queue rows each reconciler's round took, by the events that queued them: other
  * reconcilers skip them until `claimed_until`, which outlasts the round's short claiming transaction until
  * the projector folds the verdicts (the queue rows go; the claimer then deletes its round). A claim past
