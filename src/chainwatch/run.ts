@@ -8,6 +8,13 @@ import { MetricsRegistry } from '../observability/metrics.ts';
 import { dependencyChecks } from '../ops/health.ts';
 import { createChainWatchMetrics } from './metrics.ts';
 import { ChainWatcher, type RoundReport } from './watcher.ts';
+import { WorkLeases } from '../db/lease.ts';
+
+/**
+ * How long a watcher holds a transaction's lease at most: a round's lookups of one source and their append
+ * (a slow node is minutes at worst); only a watcher that died loses it, and its transactions wait this long.
+ */
+export const CHAIN_LEASE_MS = 300_000;
 
 export interface RunningChainWatcher {
   readonly watcher: ChainWatcher;
@@ -44,7 +51,9 @@ export async function startChainWatcher(
     closing.push(() => appender.stop());
     const registry = new MetricsRegistry();
     const metrics = createChainWatchMetrics(registry);
-    const watcher = new ChainWatcher({ projection, appender, sources, clients, logger, metrics });
+    // Several watchers share the transactions by lease: one looks each up at a time.
+    const leases = new WorkLeases(projection, 'chain', CHAIN_LEASE_MS);
+    const watcher = new ChainWatcher({ projection, appender, sources, clients, logger, metrics, leases });
     let lastRoundAt = Date.now();
     let timer: NodeJS.Timeout | undefined;
     const tick = async () => {

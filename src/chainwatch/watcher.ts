@@ -11,6 +11,7 @@ import { newEvent } from '../events/keys.ts';
 import type { ChainTransactionObserved, ChainTransfer, SwapEvent } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { ChainWatchMetrics } from './metrics.ts';
+import type { WorkLeases } from '../db/lease.ts';
 
 /**
  * The chain watcher: for every swap with a payin, payout or refund transaction reported (read from the
@@ -58,6 +59,11 @@ export interface ChainWatcherOptions {
   /** Transactions read per round, at most. */
   batchSize?: number;
   now?: () => number;
+  /**
+   * Several watchers: a transaction is looked up only under its lease (platform.work_leases), held until its
+   * observation is appended, then released until it is due again. Without: alone.
+   */
+  leases?: Pick<WorkLeases, 'claim' | 'release' | 'prune'> | undefined;
 }
 
 export interface RoundReport {
@@ -144,7 +150,7 @@ export function changed(last: WatchedTransaction['last'], seen: TxLookup, deadli
 const APPEND_EVERY = 50;
 
 const key = (w: Pick<WatchedTransaction, 'providerId' | 'swapId' | 'role' | 'txid'>) =>
-  `${w.providerId}\u0000${w.swapId}\u0000${w.role}\u0000${w.txid}`;
+  JSON.stringify([w.providerId, w.swapId, w.role, w.txid]);
 
 export class ChainWatcher {
   /** When each watched transaction is due again, and how many looks it had: in memory (a restart looks at once). */
@@ -187,9 +193,24 @@ export class ChainWatcher {
       string,
       { w: WatchedTransaction; currency: ChainCurrencyDefinition | undefined }[]
     >();
-    for (const w of watched) {
-      const due = this.due.get(key(w));
-      if (due && due.at > this.now()) continue;
+    const dueNow = watched.filter((w) => (this.due.get(key(w))?.at ?? 0) <= this.now());
+    const leases = options.leases;
+    const claimed = leases ? await leases.claim(dueNow.map(key), this.now()) : undefined;
+    /** Gives back leases once their observations are appended (or none was made), due again at their backoff. */
+    const release = async (keys: string[]) => {
+      if (!leases || keys.length === 0) return;
+      const batch = keys.splice(0);
+      await leases
+        .release(batch.map((k) => ({ key: k, nextAtMs: this.due.get(k)?.at ?? this.now() })))
+        .catch((e: unknown) =>
+          options.logger.warn(
+            { err: { message: (e as Error).message } },
+            'chain leases not released; they expire',
+          ),
+        );
+    };
+    for (const w of dueNow) {
+      if (claimed && !claimed.has(key(w))) continue; // another watcher has it
       const currency = options.sources.currencies.get(w.currency);
       const group = currency?.source.name ?? '';
       const list = bySource.get(group) ?? [];
@@ -220,21 +241,37 @@ export class ChainWatcher {
     const outcomes = await Promise.allSettled(
       [...bySource.entries()].map(async ([sourceName, items]) => {
         const events: SwapEvent[] = [];
-        for (const { w, currency } of items) {
-          // No source for the currency: nothing to look at (the check says "no chain source for …").
-          if (!currency) {
-            this.due.set(key(w), { at: this.now() + this.backoff(20), looks: 20 });
-            continue;
+        const held = items.map(({ w }) => key(w));
+        const looked: string[] = [];
+        try {
+          for (const { w, currency } of items) {
+            looked.push(key(w));
+            // No source for the currency: nothing to look at (the check says "no chain source for …").
+            if (!currency) {
+              this.due.set(key(w), { at: this.now() + this.backoff(20), looks: 20 });
+              continue;
+            }
+            const client = options.clients.get(sourceName);
+            if (!client) continue;
+            const event = await this.look(w, currency, client, report);
+            if (event) events.push(event);
+            if (events.length >= APPEND_EVERY) {
+              await flush(events);
+              await release(looked);
+            }
           }
-          const client = options.clients.get(sourceName);
-          if (!client) continue;
-          const event = await this.look(w, currency, client, report);
-          if (event) events.push(event);
-          if (events.length >= APPEND_EVERY) await flush(events);
+          await flush(events);
+        } finally {
+          // Whatever was not appended is due at once (flush forgot its backoff), and so is what was not looked at.
+          await release(held);
         }
-        await flush(events);
       }),
     );
+    await leases
+      ?.prune(this.now() - 86_400_000)
+      .catch((e: unknown) =>
+        options.logger.warn({ err: { message: (e as Error).message } }, 'chain leases not pruned'),
+      );
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed) throw failed.reason;
     return report;
