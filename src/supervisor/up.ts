@@ -9,6 +9,7 @@ import { freePort, provisionDemo } from '../demo/provision.ts';
 import { generateApiKey } from '../providers/api-keys.ts';
 import { formatWorkerEndpoints } from '../observability/worker-health.ts';
 import { Supervisor, type WorkerSpec } from './supervisor.ts';
+import { replicaInstances, replicaPorts } from './replicas.ts';
 
 export interface UpOptions {
   readonly demo: boolean;
@@ -17,6 +18,8 @@ export interface UpOptions {
   readonly write: (line: string) => void;
   /** How long a worker may take to answer /readyz with 200 before `up` reports it NOT READY. */
   readonly readyTimeoutMs?: number;
+  /** Instances of each worker but the console and the demo (default 1): `up --replicas N`. */
+  readonly replicas?: number;
 }
 
 export interface Up {
@@ -111,6 +114,9 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
     GATEWAY_PORT: String(ports.gateway),
     CONSOLE_PORT: String(ports.console),
   };
+  const replicas = options.replicas ?? 1;
+  const webhookPorts = await replicaPorts(ports.webhook, config.WEBHOOK_PORT > 0, replicas, 'WEBHOOK_PORT');
+  const gatewayPorts = await replicaPorts(ports.gateway, config.GATEWAY_PORT > 0, replicas, 'GATEWAY_PORT');
   let consoleKey: string | undefined;
   if (config.CONSOLE_KEY_DIGESTS.length === 0) {
     const key = generateApiKey();
@@ -141,20 +147,32 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
   }
   if (walletDigests.length === 0) say('gateway not started: GATEWAY_API_KEY_DIGESTS lists no wallet key');
   const listening = await metricsListeners(config, walletDigests.length > 0);
+  const instances = await replicaInstances(listening, replicas, {
+    port: config.METRICS_PORT,
+    host: config.METRICS_HOST,
+  });
+  if (replicas > 1)
+    say(
+      `${replicas} instances of each worker: webhook on ports ${webhookPorts.join(', ')}, gateway on ${gatewayPorts.join(', ')} (the demo sends to the first of each)`,
+    );
   say(
-    `metrics and health (/metrics /healthz /readyz): ${listening.map((l) => `${l.name} ${l.url}`).join(', ')}`,
+    `metrics and health (/metrics /healthz /readyz): ${instances.map((l) => `${l.name} ${l.url}`).join(', ')}`,
   );
   const workers: WorkerSpec[] = [
-    ...listening.map((l) => ({
+    ...instances.map((l) => ({
       name: l.name,
       args: l.args,
-      env: { METRICS_PORT: String(l.port) },
+      env: {
+        METRICS_PORT: String(l.port),
+        WEBHOOK_PORT: String(webhookPorts[l.replica]),
+        GATEWAY_PORT: String(gatewayPorts[l.replica]),
+      },
       readyUrl: l.url,
     })),
     {
       name: 'console',
       args: ['console', 'serve', '--finance-schema', options.financeSchema],
-      env: { CONSOLE_WORKER_HEALTH: formatWorkerEndpoints(listening) },
+      env: { CONSOLE_WORKER_HEALTH: formatWorkerEndpoints(instances) },
     },
     ...(demoWorker ? [demoWorker] : []),
   ];

@@ -30,6 +30,14 @@ describe('swap-ledger CLI', () => {
     }
   });
 
+  it("refuses up's --replicas unless it is 1 to 8, with exit 2 before anything starts", async () => {
+    for (const bad of ['0', '9', '2.5', 'two']) {
+      const io = capture();
+      expect(await main(['up', '--replicas', bad], io)).toBe(2);
+      expect(io.err.join('\n')).toContain(`--replicas must be a whole number from 1 to 8 (got "${bad}")`);
+    }
+  });
+
   it('reports every missing configuration key with exit 2', async () => {
     const io = capture();
     const saved = { ...process.env };
