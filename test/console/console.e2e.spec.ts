@@ -100,9 +100,9 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
         expect.arrayContaining(['kafka', 'schema-registry', 'postgres']),
       );
     }
-    // Each URL is that worker's listener, not another's.
+    // Each URL is that worker's listener, not another's (the reconciler exports the lag too: not that one).
     expect(await (await fetch(`${listeners.projector}/metrics`)).text()).toContain(
-      'swap_ledger_projector_lag_events',
+      'swap_ledger_projector_assigned_partitions',
     );
     expect(await (await fetch(`${listeners.poller}/metrics`)).text()).toContain('swap_ledger_poller_');
     expect(up.output()).not.toContain('NOT READY');
