@@ -1,0 +1,96 @@
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { EventCodec } from '../../src/events/index.ts';
+import { testKafka, uniqueName } from '../support/context.ts';
+
+// The several-instances scenario's instruments (replicas.faults.spec.ts): a timing proxy and a topic reader.
+
+/** A proxy in front of the simulator that times every GET /status (its swap, when it left, when it came back). */
+export async function statusProxy(target: string) {
+  const calls: { swapId: string; start: number; end: number }[] = [];
+  const to = new URL(target);
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://proxy');
+    const swapId =
+      req.method === 'GET' && url.pathname.endsWith('/status') ? url.searchParams.get('swapId') : null;
+    const start = performance.now();
+    const out = httpRequest(
+      {
+        host: to.hostname,
+        port: to.port,
+        path: `${to.pathname.replace(/\/$/, '')}${req.url}`,
+        method: req.method,
+        headers: { ...req.headers, host: to.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        answer.on('end', () => {
+          if (swapId) calls.push({ swapId, start, end: performance.now() });
+        });
+      },
+    );
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}${to.pathname}`,
+    calls,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+/** Pairs of GET /status of one swap whose times overlap (two pollers at once). */
+export function overlapping(calls: readonly { swapId: string; start: number; end: number }[]): number {
+  const bySwap = new Map<string, { start: number; end: number }[]>();
+  for (const c of calls) bySwap.set(c.swapId, [...(bySwap.get(c.swapId) ?? []), c]);
+  let n = 0;
+  for (const list of bySwap.values()) {
+    list.sort((a, b) => a.start - b.start);
+    for (let i = 1; i < list.length; i++) if (list[i]!.start < list[i - 1]!.end) n++;
+  }
+  return n;
+}
+
+/** Every message of the topic to its end offsets: the count, each webhook report's amount and each event id, counted. */
+export async function readTopic(topic: string, codec: EventCodec) {
+  const admin = testKafka('replicas-read').admin();
+  await admin.connect();
+  const ends = new Map(
+    (await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, BigInt(p.high)] as const),
+  );
+  await admin.disconnect();
+  const total = [...ends.values()].reduce((a, b) => a + b, 0n);
+  const consumer = testKafka('replicas-read').consumer({ groupId: uniqueName('replicas-read') });
+  const amounts = new Map<string, number>();
+  const ids = new Map<string, number>();
+  let events = 0;
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`read ${events} of ${total} messages in 120 s`)),
+      120_000,
+    );
+    if (total === 0n) return resolve();
+    void consumer.run({
+      eachMessage: async ({ partition, message }) => {
+        if (BigInt(message.offset) >= (ends.get(partition) ?? 0n)) return;
+        events++;
+        const e = await codec.decode(message.value!);
+        ids.set(e.eventId, (ids.get(e.eventId) ?? 0) + 1);
+        if (e.eventType === 'StatusReported' && e.source === 'webhook' && e.providerId.includes('.load.')) {
+          const amount = (e.payload as { amount: string }).amount;
+          amounts.set(amount, (amounts.get(amount) ?? 0) + 1);
+        }
+        if (BigInt(events) === total) {
+          clearTimeout(timer);
+          resolve();
+        }
+      },
+    });
+  });
+  await consumer.disconnect();
+  return { events, amounts, ids };
+}
