@@ -121,8 +121,18 @@ export const FINAL_STATUS_FAULTS = [
 ] as const;
 export type FinalStatusFault = (typeof FINAL_STATUS_FAULTS)[number];
 
-export type SwapFault = PayloadFault | FinalStatusFault;
-export const SWAP_FAULTS: readonly SwapFault[] = [...PAYLOAD_FAULTS, ...FINAL_STATUS_FAULTS];
+/**
+ * Faults in the transactions the simulator makes on a chain (only with its `chain` option: without one the
+ * hashes it reports are random and no transaction exists to be wrong).
+ */
+export const CHAIN_FAULTS = [
+  /** The payout transaction pays another address than the user's; the partner reports it all the same. */
+  'payout-wrong-address',
+] as const;
+export type ChainFault = (typeof CHAIN_FAULTS)[number];
+
+export type SwapFault = PayloadFault | FinalStatusFault | ChainFault;
+export const SWAP_FAULTS: readonly SwapFault[] = [...PAYLOAD_FAULTS, ...FINAL_STATUS_FAULTS, ...CHAIN_FAULTS];
 
 export function isPayloadFault(f: string): f is PayloadFault {
   return (PAYLOAD_FAULTS as readonly string[]).includes(f);
@@ -130,6 +140,10 @@ export function isPayloadFault(f: string): f is PayloadFault {
 
 export function isFinalStatusFault(f: string): f is FinalStatusFault {
   return (FINAL_STATUS_FAULTS as readonly string[]).includes(f);
+}
+
+export function isChainFault(f: string): f is ChainFault {
+  return (CHAIN_FAULTS as readonly string[]).includes(f);
 }
 
 export interface InjectOptions {

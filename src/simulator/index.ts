@@ -11,15 +11,21 @@ export type {
   StatusOverrides,
   StatusStep,
   WebhookDelivery,
+  SimChain,
+  ChainMove,
 } from './types.ts';
+
 export {
   CALL_FAULT_KINDS,
   PAYLOAD_FAULTS,
   FINAL_STATUS_FAULTS,
+  CHAIN_FAULTS,
   SWAP_FAULTS,
   isPayloadFault,
   isFinalStatusFault,
+  isChainFault,
   type CallFault,
+  type ChainFault,
   type CallFaultKind,
   type FinalStatusFault,
   type InjectOptions,

@@ -110,9 +110,7 @@ export function setStatus(
     f.payinTransactionId ??= txHash(isEvm(swap.from));
   if (like === 'FINISHED') {
     f.payoutTransactionId ??= txHash(evm);
-    const estimate = swap.priced.amountTo;
-    const final = swap.tradeMethod === 'float' ? estimate.times(rules.floatDrift.plus(1)) : estimate;
-    f.amount = formatDecimal(roundDown(final, swap.to.decimals));
+    f.amount = finalAmount(rules, swap);
   } else if (like === 'REFUNDED') {
     // The refund goes back in the source coin; the interface carries its hash where a payout's would be
     // (GET /status payoutTransactionId, the webhook's transactionHash): the platform keeps it as the refund's.
@@ -128,6 +126,13 @@ export function setStatus(
       (f as unknown as Record<string, string | undefined>)[k] = v === null ? undefined : v;
     }
   }
+}
+
+/** What a FINISHED swap reports paying out (before final faults): the estimate, a float's drifted. */
+export function finalAmount(rules: StatusRules, swap: SwapState): DecimalText {
+  const estimate = swap.priced.amountTo;
+  const final = swap.tradeMethod === 'float' ? estimate.times(rules.floatDrift.plus(1)) : estimate;
+  return formatDecimal(roundDown(final, swap.to.decimals));
 }
 
 export function applyFinalFaults(swap: SwapState): void {

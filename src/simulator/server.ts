@@ -4,6 +4,7 @@ import type { PartnerKey } from '../payload/index.ts';
 import type { PartnerOperation, StatusWebhookRequest } from '../partner/types.ts';
 import { wireCurrency, wirePair, type SimCurrency, type SimPair } from './catalog.ts';
 import { CallFaultQueue, answerWithFault } from './call-faults.ts';
+import { movesFor, payMoves } from './chain-pay.ts';
 import type { CallFault, InjectOptions, SwapFault } from './faults.ts';
 import { handleCall, requestObject, type Reply } from './http.ts';
 import { setStatus, stepForward, view } from './progression.ts';
@@ -131,6 +132,12 @@ class Simulator implements PartnerSimulator {
     setStatus(this.book.rules, swap, status, fields);
     if (options.notify ?? true) this.webhooks.auto(swap);
     return view(swap, this.options);
+  }
+
+  async advancePaying(swapId: string, status: StatusStep): Promise<SimSwapView> {
+    const swap = this.book.must(swapId);
+    if (this.options.chain) await payMoves(this.options.chain, swap, movesFor(this.book.rules, swap, status));
+    return this.advance(swapId, status);
   }
 
   step(swapId: string): SimSwapView {

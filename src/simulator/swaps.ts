@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { address as bech32 } from 'bitcoinjs-lib';
 import { toAtomicUnits } from '../money/atomic.ts';
 import { formatDecimal, parseDecimal, type Decimal } from '../money/decimal.ts';
 import type { TradeMethod } from '../partner/types.ts';
 import type { SimCurrency } from './catalog.ts';
-import { isFinalStatusFault, isPayloadFault, type SwapFault } from './faults.ts';
+import { isChainFault, isFinalStatusFault, isPayloadFault, type SwapFault } from './faults.ts';
 import { Answer, amountOf, apiError, optionalText, text } from './http.ts';
 import {
   FINAL_LIKE,
@@ -63,7 +64,8 @@ export class SwapBook {
     target: { swapId: string } | { nextSwaps: number } = { nextSwaps: 1 },
   ): void {
     for (const f of faults)
-      if (!isPayloadFault(f) && !isFinalStatusFault(f)) throw new Error(`unknown swap fault "${f}"`);
+      if (!isPayloadFault(f) && !isFinalStatusFault(f) && !isChainFault(f))
+        throw new Error(`unknown swap fault "${f}"`);
     if ('swapId' in target) {
       const swap = this.must(target.swapId);
       const late = faults.filter(isPayloadFault);
@@ -117,16 +119,16 @@ export class SwapBook {
     const quoted = priced;
     priced = creationFigures(quoted, faults, to);
     const swapId = randomUUID();
-    const payinAddress = address(from);
+    const payinAddress = freshAddress(from);
     const createdAt = this.rules.now().toISOString();
     const nonceBytes = new Uint8Array(Buffer.from(nonce, 'hex'));
     const atomicFrom = atomic(amountFrom, from);
     const atomicTo = atomic(quoted.amountTo.plus(quoted.payoutNetworkFees), to);
     const fields: SwapPayloadFields = {
-      payin_address: faults.has('wrong-payin-address') ? address(from) : payinAddress,
+      payin_address: faults.has('wrong-payin-address') ? freshAddress(from) : payinAddress,
       refund_address: faults.has('wrong-refund-address') ? `${refundAddress}x` : refundAddress,
       refund_extra_id: optionalText(body, 'refundAddressExtraId'),
-      payout_address: faults.has('wrong-payout-address') ? address(to) : payoutAddress,
+      payout_address: faults.has('wrong-payout-address') ? freshAddress(to) : payoutAddress,
       payout_extra_id: optionalText(body, 'payoutAddressExtraId'),
       currency_from: faults.has('wrong-currency-from')
         ? otherId(payloadCurrencyFrom, payloadCurrencyTo)
@@ -220,9 +222,12 @@ function atomic(amount: Decimal, currency: SimCurrency): bigint {
   return toAtomicUnits(roundDown(amount, currency.decimals), currency.decimals);
 }
 
-function address(c: SimCurrency): string {
+/** A fresh address of the currency's chain: valid ones where a chain source could read them (EVM, BTC, LTC). */
+export function freshAddress(c: SimCurrency): string {
   if (isEvm(c)) return '0x' + randomBytes(20).toString('hex');
-  if (c.blockchain === 'bitcoin') return 'bc1q' + randomBytes(19).toString('hex').slice(0, 38);
+  // P2WPKH of a random key hash: a real address a transaction can pay (and a UTXO source read back).
+  if (c.blockchain === 'bitcoin') return bech32.toBech32(randomBytes(20), 0, 'bc');
+  if (c.blockchain === 'litecoin') return bech32.toBech32(randomBytes(20), 0, 'ltc');
   return `sim${c.id}` + randomBytes(16).toString('hex');
 }
 

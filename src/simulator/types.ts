@@ -65,9 +65,26 @@ export interface PartnerSimulatorOptions {
     readonly autoPush?: boolean;
     readonly timeoutMs?: number;
   };
+  /** Where payins, payouts and refunds are made for real (advancePaying); without it hashes are random. */
+  readonly chain?: SimChain;
   readonly now?: () => Date;
   /** One line per call, for the CLI. */
   readonly log?: (line: string) => void;
+}
+
+/** A transaction the simulator makes on a chain (chain-pay.ts). */
+export interface ChainMove {
+  readonly swapId: string;
+  readonly role: 'payin' | 'payout' | 'refund';
+  readonly currency: SimCurrency;
+  readonly to: string;
+  /** Atomic units of the currency. */
+  readonly amount: bigint;
+}
+
+/** Makes a transaction; undefined when it has no chain for the currency (a random hash is reported then). */
+export interface SimChain {
+  pay(move: ChainMove): Promise<string | undefined>;
 }
 
 /** Fields advance() may set; null clears a field. */
@@ -162,6 +179,11 @@ export interface PartnerSimulator {
     fields?: StatusOverrides,
     options?: { readonly notify?: boolean },
   ): SimSwapView;
+  /**
+   * advance(), after making on the `chain` the payin, payout or refund the status reports, so the hashes
+   * reported are real transactions' (without a `chain`: advance()).
+   */
+  advancePaying(swapId: string, status: StatusStep): Promise<SimSwapView>;
   /** Moves a swap one step along its script (no-op once final or at the end); pushes a webhook on change. */
   step(swapId: string): SimSwapView;
   swaps(): SimSwapView[];

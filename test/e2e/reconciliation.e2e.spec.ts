@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createLogger } from '../../src/observability/log.ts';
 import { DEFAULT_RECONCILIATION_POLICY, Reconciler } from '../../src/reconciler/index.ts';
-import { FINAL_STATUS_FAULTS, PAYLOAD_FAULTS, type SwapFault } from '../../src/simulator/index.ts';
+import {
+  FINAL_STATUS_FAULTS,
+  PAYLOAD_FAULTS,
+  type FinalStatusFault,
+  type PayloadFault,
+  type SwapFault,
+} from '../../src/simulator/index.ts';
 import { testStack } from '../support/context.ts';
 import { freshEventLog, waitForProjection } from '../support/event-log.ts';
 import {
@@ -15,8 +21,11 @@ import {
   type Platform,
 } from '../gateway/support.ts';
 
-/** The check that must report each injected fault, and how. */
-const EXPECTED: Record<SwapFault, { check: string; verdict: 'MISMATCH' | 'UNVERIFIABLE' }> = {
+/** The check that must report each injected fault, and how (chain faults: test/demo, on a real chain). */
+const EXPECTED: Record<
+  PayloadFault | FinalStatusFault,
+  { check: string; verdict: 'MISMATCH' | 'UNVERIFIABLE' }
+> = {
   'wrong-nonce': { check: 'payload.device_transaction_id_ng', verdict: 'MISMATCH' },
   'wrong-currency-from': { check: 'payload.currency_from', verdict: 'MISMATCH' },
   'wrong-currency-to': { check: 'payload.currency_to', verdict: 'MISMATCH' },
