@@ -11,8 +11,10 @@ const WORKERS: Record<string, () => Promise<Command>> = {
   'webhook serve': () => import('./commands/webhook.ts').then((m) => m.webhookServeCommand),
   'gateway serve': () => import('./commands/gateway.ts').then((m) => m.gatewayServeCommand),
   'poller run': () => import('./commands/poller.ts').then((m) => m.pollerRunCommand),
+  'chain watch': () => import('./commands/chain.ts').then((m) => m.chainWatchCommand),
   'console serve': () => import('./commands/console.ts').then((m) => m.consoleServeCommand),
   'demo run': () => import('./commands/demo.ts').then((m) => m.demoRunCommand),
+  'demo chain': () => import('./commands/demo.ts').then((m) => m.demoChainCommand),
 };
 
 export const WORKER_COMMANDS = Object.keys(WORKERS);

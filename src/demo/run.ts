@@ -3,12 +3,14 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../observability/log.ts';
 import { seededRandom, startPartnerSimulator, type PartnerSimulator } from '../simulator/index.ts';
+import { demoChainUrls } from './chain.ts';
+import type { DemoChainPayer } from './payer.ts';
 import { FIRST_WAVE, nextDemoSwap, stepsOf, type DemoSwap } from './plan.ts';
 
-/** Addresses of the demo user, per partner currency id (plausible shapes; the simulator echoes them). */
+/** Addresses of the demo user, per partner currency id (valid ones: the demo chains pay them). */
 const ADDRESSES: Readonly<Record<string, string>> = {
   btc: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
-  ltc: 'ltc1qg82tmfhx4cn2pz4z3m0hnm4u9nqwqd4vq5w8kx',
+  ltc: 'ltc1qvuxmy0a9hjxtf0kzavuhpta4q0slgjq8j4cfmz',
   eth: '0xb794f5ea0ba39494ce839613fffba74279579268',
   usdt: '0xb794f5ea0ba39494ce839613fffba74279579268',
   bat: '0xb794f5ea0ba39494ce839613fffba74279579268',
@@ -30,6 +32,8 @@ export interface DemoOptions {
   /** Wait between a swap's status steps. */
   readonly stepMs: number;
   readonly seed?: number;
+  /** The demo chains' URLs (DEMO_EVM_RPC_URL…) when `up` runs them: payins, payouts and refunds are made there. */
+  readonly chainUrls?: Record<string, string>;
 }
 
 export interface RunningDemo {
@@ -54,6 +58,14 @@ export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoOptions {
     walletKey: need('DEMO_WALLET_KEY'),
     intervalMs: Number(env.DEMO_INTERVAL_MS ?? 4000),
     stepMs: Number(env.DEMO_STEP_MS ?? 2500),
+    ...(env.DEMO_EVM_PORT && env.DEMO_ESPLORA_PORT
+      ? {
+          chainUrls: demoChainUrls({
+            evm: Number(env.DEMO_EVM_PORT),
+            esplora: Number(env.DEMO_ESPLORA_PORT),
+          }),
+        }
+      : {}),
   };
 }
 
@@ -62,7 +74,12 @@ export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoOptions {
  * through the gateway, as a user of the platform would, then moves each along its planned path.
  */
 export async function startDemo(options: DemoOptions, logger: Logger): Promise<RunningDemo> {
+  // The chain wallet (viem, bitcoinjs-lib) loads after the simulator listens: the poller's first catalog
+  // sync, at its own start, finds the simulator sooner.
+  let payer: Promise<DemoChainPayer> | undefined;
+  const chainUrls = options.chainUrls;
   const simulator = await startPartnerSimulator({
+    ...(chainUrls ? { chain: { pay: async (move) => (await payer!).pay(move) } } : {}),
     port: options.simulatorPort,
     providerId: options.providerId,
     privateKeyPem: options.simulatorKeyPem,
@@ -70,6 +87,7 @@ export async function startDemo(options: DemoOptions, logger: Logger): Promise<R
     progression: { advanceOn: 'manual' },
   });
   logger.info({ url: simulator.url, provider: options.providerId }, 'partner simulator listening');
+  if (chainUrls) payer = import('./payer.ts').then((m) => new m.DemoChainPayer(chainUrls));
   const stopping = new AbortController();
   const random = seededRandom(options.seed ?? Date.now() % 2 ** 31);
   const timers = new Set<NodeJS.Timeout>();
@@ -136,7 +154,12 @@ export async function startDemo(options: DemoOptions, logger: Logger): Promise<R
       const t = setTimeout(
         () => {
           timers.delete(t);
-          if (!stopping.signal.aborted) simulator.advance(swapId, status);
+          if (stopping.signal.aborted) return;
+          // The chain down: the step still happens, its hashes random (the watcher then finds nothing).
+          simulator.advancePaying(swapId, status).catch((e: Error) => {
+            logger.warn({ swap: swapId, status, err: e.message }, 'demo chain payment failed');
+            if (!stopping.signal.aborted) simulator.advance(swapId, status);
+          });
         },
         options.stepMs * (i + 1),
       );
@@ -146,9 +169,23 @@ export async function startDemo(options: DemoOptions, logger: Logger): Promise<R
 
   const loop = (async () => {
     // The poller syncs the catalog at its start; until then quotes are refused (unknown pair).
+    const waitedFrom = Date.now();
     while (!stopping.signal.aborted) {
       const ready = await quoteOf(FIRST_WAVE[0]!).catch(() => undefined);
-      if (ready?.status === 200) break;
+      // With the demo chains: their wallet funded first, so the first swaps are paid on them.
+      let chainReady = payer
+        ? await payer
+            .then((p) => p.ready())
+            .then(
+              () => true,
+              () => false,
+            )
+        : true;
+      if (!chainReady && Date.now() - waitedFrom > 60_000) {
+        logger.warn('the demo chains are not ready after a minute: swaps go on, their hashes random');
+        chainReady = true;
+      }
+      if (ready?.status === 200 && chainReady) break;
       await delay(1000, undefined, { signal: stopping.signal }).catch(() => undefined);
     }
     let made = 0;

@@ -6,6 +6,8 @@ import { createKafka, createTopics } from '../events/index.ts';
 import { brokerCount, resolveReplication, TopicReplicationError } from '../events/topics.ts';
 import { migrateFinanceViews } from '../ledger/finance-views.ts';
 import { freePort, provisionDemo } from '../demo/provision.ts';
+import { demoChainUrls, writeDemoChainSources } from '../demo/chain.ts';
+import { hardhatCli } from '../demo/evm-node.ts';
 import { generateApiKey } from '../providers/api-keys.ts';
 import { formatWorkerEndpoints } from '../observability/worker-health.ts';
 import { Supervisor, type WorkerSpec } from './supervisor.ts';
@@ -44,13 +46,13 @@ const WITH_METRICS = [
  * Each worker's own metrics port (one shared METRICS_PORT would collide): METRICS_PORT + 0..5 in the
  * order above when it is set, so scrape targets stay put; free ports otherwise.
  */
-async function metricsListeners(config: Config, withGateway: boolean) {
+async function metricsListeners(config: Config, withGateway: boolean, withChain: boolean) {
   // A wildcard listener is read back on loopback.
   const host = ['0.0.0.0', '::'].includes(config.METRICS_HOST) ? '127.0.0.1' : config.METRICS_HOST;
   const out: { name: string; args: string[]; port: number; url: string }[] = [];
   for (const [i, w] of WITH_METRICS.entries()) {
     if (w.name === 'gateway' && !withGateway) continue;
-    if (w.name === 'chain' && config.CHAIN_SOURCES_FILE === '') continue;
+    if (w.name === 'chain' && !withChain) continue;
     const port = config.METRICS_PORT ? config.METRICS_PORT + i : await freePort(config.METRICS_HOST);
     if (port > 65_535)
       throw new Error(`METRICS_PORT ${config.METRICS_PORT} + ${i} for ${w.name} is past 65535`);
@@ -124,7 +126,7 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
     env.CONSOLE_KEY_DIGESTS = key.sha256;
   }
 
-  let demoWorker: WorkerSpec | undefined;
+  const demoWorkers: WorkerSpec[] = [];
   const walletDigests = [...config.GATEWAY_API_KEY_DIGESTS];
   if (options.demo) {
     const pool = createPool(config.DATABASE_URL, { max: 1, applicationName: 'swap-ledger-up' });
@@ -139,14 +141,40 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
       env.GATEWAY_API_KEY_DIGESTS = walletDigests.join(',');
       // Faster ticks than production so a demo swap is polled and confirmed within seconds.
       if (!process.env.POLL_CRON) env.POLL_CRON = '*/2 * * * * *';
-      demoWorker = { name: 'demo', args: ['demo', 'run'], env: demo.demoEnv };
+      // The first catalog sync may come before the simulator listens: tried again within seconds, not 15 min.
+      if (!process.env.CATALOG_SYNC_CRON) env.CATALOG_SYNC_CRON = '*/20 * * * * *';
+      const demoEnv = { ...demo.demoEnv };
+      // The demo's chains (Hardhat's node, an Esplora server) and their sources file, unless chain sources
+      // are configured (then those are watched) or Hardhat, a devDependency, is not installed.
+      if (config.CHAIN_SOURCES_FILE !== '') say('demo chains not started: CHAIN_SOURCES_FILE is set');
+      else if (!hardhatCli()) say('demo chains not started: the devDependency hardhat is not installed');
+      else {
+        const chainPorts = { evm: await freePort(), esplora: await freePort() };
+        Object.assign(env, demoChainUrls(chainPorts), {
+          CHAIN_SOURCES_FILE: writeDemoChainSources(resolve(options.demoDir)),
+        });
+        const portsEnv = {
+          DEMO_EVM_PORT: String(chainPorts.evm),
+          DEMO_ESPLORA_PORT: String(chainPorts.esplora),
+        };
+        Object.assign(demoEnv, portsEnv);
+        demoWorkers.push({ name: 'demo-chain', args: ['demo', 'chain'], env: portsEnv });
+        say(
+          `demo chains: EVM node (Hardhat EDR) on 127.0.0.1:${chainPorts.evm}, Esplora (BTC, LTC) on 127.0.0.1:${chainPorts.esplora}; sources in ${env.CHAIN_SOURCES_FILE}`,
+        );
+      }
+      demoWorkers.push({ name: 'demo', args: ['demo', 'run'], env: demoEnv });
       say(`demo: partner simulator as provider ${demo.providerId} on 127.0.0.1:${demo.simulatorPort}`);
     } finally {
       await pool.end();
     }
   }
   if (walletDigests.length === 0) say('gateway not started: GATEWAY_API_KEY_DIGESTS lists no wallet key');
-  const listening = await metricsListeners(config, walletDigests.length > 0);
+  const listening = await metricsListeners(
+    config,
+    walletDigests.length > 0,
+    (env.CHAIN_SOURCES_FILE ?? config.CHAIN_SOURCES_FILE) !== '',
+  );
   const instances = await replicaInstances(listening, replicas, {
     port: config.METRICS_PORT,
     host: config.METRICS_HOST,
@@ -174,7 +202,7 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
       args: ['console', 'serve', '--finance-schema', options.financeSchema],
       env: { CONSOLE_WORKER_HEALTH: formatWorkerEndpoints(instances) },
     },
-    ...(demoWorker ? [demoWorker] : []),
+    ...demoWorkers,
   ];
 
   const supervisor = new Supervisor(workers, {

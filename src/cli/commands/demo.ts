@@ -22,3 +22,27 @@ export const demoRunCommand: Command = {
     return runUntilSignal(demo, logger, 'demo');
   },
 };
+
+export const demoChainCommand: Command = {
+  words: ['demo', 'chain'],
+  usage: 'demo chain',
+  summary:
+    'the demo\'s chains: Hardhat\'s EVM node with the demo tokens, and an Esplora server for BTC and LTC; started by "up" (DEMO_EVM_PORT, DEMO_ESPLORA_PORT)',
+  async run(args, io) {
+    const { positionals } = parseOptions(args, { values: [] });
+    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const evm = Number(process.env.DEMO_EVM_PORT);
+    const esplora = Number(process.env.DEMO_ESPLORA_PORT);
+    if (!Number.isInteger(evm) || !Number.isInteger(esplora) || evm < 1 || esplora < 1) {
+      io.stderr(
+        'DEMO_EVM_PORT and DEMO_ESPLORA_PORT are not set: the demo chains are started by "swap-ledger up"',
+      );
+      return 2;
+    }
+    const logger = createLogger({ name: 'demo-chain' });
+    // Loaded here: viem and the node launcher are this worker's alone, not every command's.
+    const { startDemoChain } = await import('../../demo/chain.ts');
+    const chain = await startDemoChain({ evm, esplora }, logger);
+    return runUntilSignal(chain, logger, 'demo-chain');
+  },
+};

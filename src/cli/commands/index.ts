@@ -27,7 +27,7 @@ import { outboxListCommand, outboxRelayCommand } from './outbox.ts';
 import { partnerCertifyCommand } from './partner.ts';
 import { upCommand } from './up.ts';
 import { consoleServeCommand } from './console.ts';
-import { demoRunCommand } from './demo.ts';
+import { demoChainCommand, demoRunCommand } from './demo.ts';
 import { requestsResolveCommand, requestsStuckCommand } from './requests.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
@@ -67,6 +67,7 @@ export const commands: readonly Command[] = [
   outboxListCommand,
   consoleServeCommand,
   demoRunCommand,
+  demoChainCommand,
   requestsStuckCommand,
   requestsResolveCommand,
 ];

@@ -1,0 +1,150 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  chainClients,
+  loadChainSources,
+  type ChainClient,
+  type ChainSources,
+} from '../../src/chain/index.ts';
+import { startDemoChain, writeDemoChainSources, type DemoChain } from '../../src/demo/chain.ts';
+import { DemoChainPayer } from '../../src/demo/payer.ts';
+import { freePort } from '../../src/demo/provision.ts';
+import { createLogger } from '../../src/observability/log.ts';
+import { PartnerClient } from '../../src/partner/index.ts';
+import { startPartnerSimulator, type PartnerSimulator } from '../../src/simulator/index.ts';
+
+/**
+ * The demo's chains as `up` runs them (Hardhat's node with the demo tokens, the demo Esplora server) and the
+ * simulator paying on them: each payin, payout and refund it reports is a real transaction the chain sources
+ * file `up` writes lets the watcher's clients find, to the right address, in the right asset and amount;
+ * a 'payout-wrong-address' swap's reported payout pays another address.
+ */
+
+const USER: Record<string, string> = {
+  btc: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+  ltc: 'ltc1qvuxmy0a9hjxtf0kzavuhpta4q0slgjq8j4cfmz',
+  eth: '0xb794f5ea0ba39494ce839613fffba74279579268',
+  usdt: '0xb794f5ea0ba39494ce839613fffba74279579268',
+  bat: '0xb794f5ea0ba39494ce839613fffba74279579268',
+  sol: '7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV',
+};
+const PLATFORM: Record<string, string> = {
+  btc: 'BTC',
+  ltc: 'LTC',
+  eth: 'ETH',
+  usdt: 'USDT',
+  bat: 'BAT',
+  sol: 'SOL',
+};
+
+describe('the demo chains, paid on by the simulator', () => {
+  let chain: DemoChain;
+  let sources: ChainSources;
+  let clients: Map<string, ChainClient>;
+  let sim: PartnerSimulator;
+  let partner: PartnerClient;
+
+  beforeAll(async () => {
+    chain = await startDemoChain(
+      { evm: await freePort(), esplora: await freePort() },
+      createLogger({ level: 'silent' }),
+    );
+    sources = loadChainSources(writeDemoChainSources(mkdtempSync(join(tmpdir(), 'demo-chain-'))));
+    clients = chainClients(sources, chain.urls);
+    const payer = new DemoChainPayer(chain.urls);
+    await payer.ready();
+    sim = await startPartnerSimulator({ chain: payer });
+    partner = new PartnerClient({
+      provider: 'sim',
+      baseUrl: sim.url,
+      payloadKeys: [sim.partnerKey()],
+      retry: { maxAttempts: 1 },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await sim?.close();
+    await chain?.stop();
+  });
+
+  const swap = async (from: string, to: string, amount: string) => {
+    const created = await partner.createFloatSwap({
+      amount,
+      refundAddress: USER[from]!,
+      payoutAddress: USER[to]!,
+      currencyFrom: from,
+      currencyTo: to,
+      payloadCurrencyFrom: PLATFORM[from]!,
+      payloadCurrencyTo: PLATFORM[to]!,
+      nonce: randomBytes(32).toString('hex'),
+    });
+    return created.swap;
+  };
+
+  const look = async (partnerCurrency: string, txid: string) => {
+    const currency = sources.currencies.get(PLATFORM[partnerCurrency]!)!;
+    return clients.get(currency.source.name)!.lookup(txid, currency);
+  };
+
+  it.each([
+    ['btc', 'usdt', '0.01'],
+    ['ltc', 'eth', '2'],
+    ['eth', 'bat', '0.5'],
+    ['usdt', 'btc', '250'],
+  ])(
+    '%s -> %s: the payin and the payout are on their chains, to the addresses, in full',
+    async (from, to, amount) => {
+      const created = await swap(from, to, amount);
+      await sim.advancePaying(created.swapId, 'EXCHANGING');
+      const done = await sim.advancePaying(created.swapId, 'FINISHED');
+      const payin = await look(from, String(done.report.payinTransactionId));
+      expect(payin).toMatchObject({ status: 'found', proven: true });
+      const asset = sources.currencies.get(PLATFORM[from]!)!.asset;
+      expect(payin.transfers).toContainEqual({
+        asset,
+        recipient: expect.stringMatching(new RegExp(`^${done.signed.fields.payin_address}$`, 'i')),
+        amount: done.signed.fields.amount_to_provider.toString(),
+      });
+      const payout = await look(to, String(done.report.payoutTransactionId));
+      expect(payout.status).toBe('found');
+      const decimals = sources.currencies.get(PLATFORM[to]!)!.decimals;
+      const [whole, fraction = ''] = String(done.report.amount).split('.');
+      const atomic = BigInt(whole! + fraction.padEnd(decimals, '0'));
+      expect(payout.transfers.filter((t) => t.recipient.toLowerCase() === USER[to]!.toLowerCase())).toEqual([
+        {
+          asset: sources.currencies.get(PLATFORM[to]!)!.asset,
+          recipient: expect.any(String),
+          amount: atomic.toString(),
+        },
+      ]);
+    },
+  );
+
+  it('a refund goes back to the refund address on the source chain', async () => {
+    const created = await swap('ltc', 'btc', '2');
+    const done = await sim.advancePaying(created.swapId, 'REFUNDED');
+    const refund = await look('ltc', String(done.report.payoutTransactionId));
+    expect(refund.status).toBe('found');
+    expect(refund.transfers.map((t) => t.recipient)).toContain(USER.ltc);
+  });
+
+  it("'payout-wrong-address': the reported payout is real and pays someone else", async () => {
+    const created = await swap('btc', 'eth', '0.01');
+    sim.injectSwapFaults(['payout-wrong-address'], { swapId: created.swapId });
+    const done = await sim.advancePaying(created.swapId, 'FINISHED');
+    const payout = await look('eth', String(done.report.payoutTransactionId));
+    expect(payout.status).toBe('found');
+    expect(payout.transfers).toHaveLength(1);
+    expect(payout.transfers[0]!.recipient.toLowerCase()).not.toBe(USER.eth);
+  });
+
+  it('a currency the demo chains do not carry gets a random hash, as without a chain', async () => {
+    const created = await swap('btc', 'sol', '0.01');
+    const done = await sim.advancePaying(created.swapId, 'FINISHED');
+    expect(String(done.report.payoutTransactionId)).toMatch(/^[0-9a-f]{64}$/);
+    expect(sources.currencies.has('SOL')).toBe(false);
+  });
+});
