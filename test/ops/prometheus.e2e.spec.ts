@@ -8,8 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { startUp, type UpProcess } from '../console/up-process.ts';
 
-const ALERTS = fileURLToPath(new URL('../../ops/prometheus/alerts.yml', import.meta.url));
-const WATCHED = ['SwapLedgerProjectorLag', 'SwapLedgerPartitionStalled', 'SwapLedgerProjectorUnassigned'];
+const OPS = fileURLToPath(new URL('../../ops/prometheus/', import.meta.url));
+const WATCHED = [
+  'SwapLedgerProjectorLag',
+  'SwapLedgerPartitionStalled',
+  'SwapLedgerProjectorUnassigned',
+  'SwapLedgerWorkerDown',
+];
 
 interface Rule {
   alert: string;
@@ -20,7 +25,7 @@ interface Rule {
 }
 
 /**
- * The production rules of the three projector alerts with test-sized durations and thresholds: `for:` of
+ * The production rules of the watched alerts with test-sized durations and thresholds: `for:` of
  * 2 to 10 minutes and a stall of 5 minutes would make a test of a quarter hour. Only these numbers change
  * (each replaced where the production text has it, checked), never the expressions' shape.
  */
@@ -43,6 +48,16 @@ function testSizedRules(text: string): Rule[] {
   });
 }
 
+/** The example's scrape jobs (ops/prometheus/prometheus.yml), pointed at the ports `up` printed. */
+function scrapeJobs(text: string, targets: { worker: string; at: string }[]) {
+  const jobs = (parseYaml(text) as { scrape_configs: { job_name: string }[] }).scrape_configs;
+  return targets.map((t) => {
+    const job = jobs.find((j) => j.job_name === `swap-ledger-${t.worker}`);
+    if (!job) throw new Error(`ops/prometheus/prometheus.yml has no job swap-ledger-${t.worker}`);
+    return { ...job, static_configs: [{ targets: [t.at] }] };
+  });
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -61,10 +76,10 @@ interface Alert {
 }
 
 /**
- * Issue 37: Debian's prometheus scraping the workers under `up` (with the demo making swaps), evaluating the
- * project's own projector alerts (test-sized, above) every second. The projector is frozen (SIGSTOP: alive
- * to `up`, answering nothing): the lag and the stall must fire from the reconciler's view of Kafka and
- * Postgres, the missing projector page; after SIGCONT all three resolve.
+ * Issue 37: Debian's prometheus scraping the workers under `up` (with the demo making swaps) by the example's
+ * jobs, evaluating the project's own alerts (test-sized, above) every second. The projector is frozen
+ * (SIGSTOP: alive to `up`, answering nothing): the lag and the stall must fire from the reconciler's view of
+ * Kafka and Postgres, and the missing projector page (unassigned, worker down); after SIGCONT all four resolve.
  */
 describe('prometheus against the workers under up: the projector frozen, then resumed', () => {
   let up: UpProcess;
@@ -115,11 +130,13 @@ describe('prometheus against the workers under up: the projector frozen, then re
     up = startUp();
     const line = (await up.waitFor(/metrics and health \(\/metrics \/healthz \/readyz\): (.+)/, 90_000))[1]!;
     const targets = [...line.matchAll(/([\w-]+) http:\/\/([\w.:[\]]+)/g)].map((m) => ({
-      job: m[1]!,
+      worker: m[1]!,
       at: m[2]!,
     }));
-    jobs = targets.map((t) => t.job);
-    expect(jobs).toEqual(expect.arrayContaining(['projector', 'reconciler', 'webhook', 'gateway', 'poller']));
+    jobs = targets.map((t) => `swap-ledger-${t.worker}`);
+    expect(targets.map((t) => t.worker)).toEqual(
+      expect.arrayContaining(['projector', 'reconciler', 'webhook', 'gateway', 'poller']),
+    );
     await up.waitFor(/all workers ready/, 90_000);
     projectorPid = up.pidOf('projector');
     expect(projectorPid).toBeGreaterThan(0);
@@ -129,7 +146,10 @@ describe('prometheus against the workers under up: the projector frozen, then re
       join(dir, 'rules.yml'),
       toYaml({
         groups: [
-          { name: 'swap-ledger-projector-test-sized', rules: testSizedRules(readFileSync(ALERTS, 'utf8')) },
+          {
+            name: 'swap-ledger-test-sized',
+            rules: testSizedRules(readFileSync(join(OPS, 'alerts.yml'), 'utf8')),
+          },
         ],
       }),
     );
@@ -138,7 +158,7 @@ describe('prometheus against the workers under up: the projector frozen, then re
       toYaml({
         global: { scrape_interval: '1s', scrape_timeout: '800ms', evaluation_interval: '1s' },
         rule_files: [join(dir, 'rules.yml')],
-        scrape_configs: targets.map((t) => ({ job_name: t.job, static_configs: [{ targets: [t.at] }] })),
+        scrape_configs: scrapeJobs(readFileSync(join(OPS, 'prometheus.yml'), 'utf8'), targets),
       }),
     );
     const port = await freePort();
@@ -197,7 +217,7 @@ describe('prometheus against the workers under up: the projector frozen, then re
     );
     await until(
       "the reconciler's lag per partition",
-      () => query('swap_ledger_projector_lag_events{job="reconciler"}'),
+      () => query('swap_ledger_projector_lag_events{job="swap-ledger-reconciler"}'),
       (r) => r.length > 0,
       30_000,
     );
@@ -205,19 +225,23 @@ describe('prometheus against the workers under up: the projector frozen, then re
     await until('no projector alert firing', firing, (f) => WATCHED.every((a) => !f.has(a)), 30_000);
   }, 90_000);
 
-  it('fires the lag and the stalled partition (and the missing projector) while the projector is frozen', async () => {
+  it('fires the lag, the stalled partition and the missing projector while the projector is frozen', async () => {
     const t0 = Date.now();
     process.kill(projectorPid!, 'SIGSTOP');
     const fired = await until(
-      'the three alerts firing',
+      'the four alerts firing',
       firing,
       (f) => WATCHED.every((a) => f.has(a)),
-      90_000,
+      60_000,
     );
     console.log(`projector frozen: ${[...fired].join(', ')} firing after ${Date.now() - t0} ms`);
     // The projector answers no scrape: its own series are gone, and the lag is the reconciler's reading.
-    expect((await query('up{job="projector"}'))[0]?.value[1]).toBe('0');
-    expect(await query('swap_ledger_projector_lag_events{job="projector"}')).toEqual([]);
+    expect((await query('up{job="swap-ledger-projector"}'))[0]?.value[1]).toBe('0');
+    expect(await query('swap_ledger_projector_lag_events{job="swap-ledger-projector"}')).toEqual([]);
+    const down = (await alerts()).filter(
+      (a) => a.labels.alertname === 'SwapLedgerWorkerDown' && a.state === 'firing',
+    );
+    expect(down.map((a) => a.labels.job)).toEqual(['swap-ledger-projector']);
     const lag = Number(
       (await query('sum(max by (partition) (swap_ledger_projector_lag_events))'))[0]!.value[1],
     );
@@ -230,12 +254,12 @@ describe('prometheus against the workers under up: the projector frozen, then re
     expect(stalled.every((a) => a.labels.severity === 'page' && a.labels.partition !== undefined)).toBe(true);
   }, 75_000);
 
-  it('resolves all three once the projector runs again and catches up', async () => {
+  it('resolves all four once the projector runs again and catches up', async () => {
     const t0 = Date.now();
     process.kill(projectorPid!, 'SIGCONT');
-    await until('the three alerts resolved', firing, (f) => WATCHED.every((a) => !f.has(a)), 60_000);
+    await until('the four alerts resolved', firing, (f) => WATCHED.every((a) => !f.has(a)), 60_000);
     console.log(`projector resumed: the alerts resolved after ${Date.now() - t0} ms`);
-    expect((await query('up{job="projector"}'))[0]?.value[1]).toBe('1');
+    expect((await query('up{job="swap-ledger-projector"}'))[0]?.value[1]).toBe('1');
     // The same process, never restarted by `up`: it was frozen, not dead.
     expect(up.pidOf('projector')).toBe(projectorPid);
   }, 75_000);
