@@ -83,7 +83,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/partner/' },
       to: {
-        path: '^src/(db|providers|projector|outbox)/|^src/events/(kafka|producer|open|topics)[.]ts$|^node_modules/(pg|kafkajs)/',
+        path: '^src/(db|providers|projector|outbox)/|^src/events/(kafka|producer|produce-rules|open|topics)[.]ts$|^node_modules/(pg|kafkajs|@platformatic/kafka)/',
       },
     },
     { name: 'no-circular', severity: 'error', from: { path: '^src/' }, to: { circular: true } },
@@ -93,7 +93,7 @@ module.exports = {
       severity: 'error',
       from: { path: PURE },
       to: {
-        path: '^src/(db|events/(kafka|producer|codec|open|topics)|observability|cli|ops|http|gateway|ingest|poller|outbox|providers|catalog|partner)/|^node_modules/(pg|kafkajs|fastify|pino|@kafkajs)/',
+        path: '^src/(db|events/(kafka|producer|produce-rules|codec|open|topics)|observability|cli|ops|http|gateway|ingest|poller|outbox|providers|catalog|partner)/|^node_modules/(pg|kafkajs|@platformatic/kafka|fastify|pino|@kafkajs)/',
         dependencyTypesNot: ['type-only'],
       },
     },

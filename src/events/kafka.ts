@@ -18,10 +18,21 @@ export interface KafkaOptions {
   retries?: number;
 }
 
+/** The options each client of createKafka was made with: the appender's own client connects alike. */
+const made = new WeakMap<Kafka, KafkaOptions>();
+
+/** The brokers, client id and timeouts `kafka` was created with (createKafka only). */
+export function kafkaOptionsOf(kafka: Kafka): KafkaOptions {
+  const options = made.get(kafka);
+  if (!options)
+    throw new Error('a Kafka client made by createKafka is needed (its brokers are not readable otherwise)');
+  return options;
+}
+
 /** One Kafka client factory so every part logs through pino and shares timeouts. */
 export function createKafka(options: KafkaOptions): Kafka {
   const logger = options.logger;
-  return new Kafka({
+  const kafka = new Kafka({
     clientId: options.clientId,
     brokers: options.brokers,
     connectionTimeout: options.connectionTimeoutMs ?? 3000,
@@ -36,4 +47,6 @@ export function createKafka(options: KafkaOptions): Kafka {
         logger[levels[level] ?? 'info']({ kafkajs: label, ...extra }, `kafkajs: ${message}`);
       },
   });
+  made.set(kafka, options);
+  return kafka;
 }
