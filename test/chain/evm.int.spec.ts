@@ -241,6 +241,44 @@ describe('EVM chain source on a real local node', () => {
     expect(judge(l, unknown, eth, '1').verdict).toBe('UNVERIFIABLE');
   });
 
+  it('a contract paying out: a token it pays is seen (its Transfer log), native value it pays by an internal call is said unseen', async () => {
+    // OpenZeppelin's PaymentSplitter: release() pays the payee from the contract, an internal call.
+    const splitter = JSON.parse(
+      readFileSync(require.resolve('@openzeppelin/contracts/build/contracts/PaymentSplitter.json'), 'utf8'),
+    ) as { abi: Abi; bytecode: Hex };
+    const deployed = await wallet.waitForTransactionReceipt({
+      hash: await wallet.deployContract({
+        abi: splitter.abi,
+        bytecode: splitter.bytecode,
+        args: [[USER], [1n]],
+        value: 10n ** 18n,
+      }),
+    });
+    const contract = deployed.contractAddress!;
+    await payToken(usd, contract, 2_500_000n);
+    const release = async (args: readonly unknown[]) => {
+      const hash = await wallet.writeContract({
+        address: contract,
+        abi: splitter.abi,
+        functionName: 'release',
+        args,
+      });
+      await wallet.waitForTransactionReceipt({ hash });
+      return hash;
+    };
+    const native = await release([USER]);
+    const token = await release([usd, USER]);
+    await mine(3);
+    const nativeSeen = await client.lookup(native, eth);
+    expect(nativeSeen).toMatchObject({ status: 'found', transfers: [] });
+    expect(nativeSeen.detail).toContain('a contract call');
+    const n = judge(nativeSeen, native, eth, '1');
+    expect(n.verdict).toBe('UNVERIFIABLE');
+    expect(n.detail).toMatch(/contract call: native value it moved internally is not visible/);
+    const t = judge(await client.lookup(token, usdc), token, usdc, '2.5');
+    expect(t.verdict).toBe('MATCHED');
+  });
+
   it('a node that does not answer is a source error, never an observation', async () => {
     const dead = new EvmChainClient({ ...eth.source, timeoutMs: 500 }, 'http://127.0.0.1:9');
     await expect(dead.lookup(`0x${'42'.repeat(32)}`, eth)).rejects.toThrow(/failed/);
