@@ -24,6 +24,22 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
   let consoleUrl: string;
   const pageErrors: string[] = [];
 
+  /** The rows of the current swap page's chain evidence. */
+  const chainEvidence = () =>
+    page.$$eval('h2:has-text("Chain evidence") + table tbody tr', (rows) =>
+      rows.map((r) => {
+        const c = [...r.querySelectorAll('td')].map((td) => td.textContent!.trim());
+        return { role: c[0]!, transaction: c[1]!, seen: c[3]!, transfers: c[6]! };
+      }),
+    );
+  /** The current swap page's reconciliation checks, by name. */
+  const checkVerdicts = async () =>
+    Object.fromEntries(
+      await page.$$eval('h2:has-text("Reconciliation") + table tbody tr', (rows) =>
+        rows.map((r) => [...r.querySelectorAll('td')].slice(0, 2).map((td) => td.textContent!.trim())),
+      ),
+    ) as Record<string, string>;
+
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     // Before `up`: no Chromium fails at once, naming the package.
@@ -54,13 +70,16 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
               (verdict ? x.verdict === verdict : x.verdict !== null) &&
               (!check || (x.failing ?? []).includes(check)),
           );
+        // The chain as the last witness: clean swaps are MATCHED on their chain evidence too (the demo's
+        // chains), and one swap's reported payout pays someone else.
         return has('FINISHED', 'MATCHED') &&
           has('REFUNDED', 'MATCHED') &&
           has('EXPIRED', 'MATCHED') &&
           has('FINISHED', 'MISMATCH') &&
           has('EXPIRED', 'MISMATCH', 'hash.payin') &&
           has('REFUNDED', 'UNVERIFIABLE', 'hash.refund') &&
-          has('FINISHED', 'MISMATCH', 'quote.fee.payout_network')
+          has('FINISHED', 'MISMATCH', 'quote.fee.payout_network') &&
+          has('FINISHED', 'MISMATCH', 'chain.payout')
           ? true
           : undefined;
       },
@@ -89,9 +108,17 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
   it("reads each worker's readiness from its own /readyz, on the ports up printed", async () => {
     const line = (await up.waitFor(/metrics and health \(\/metrics \/healthz \/readyz\): (.+)/))[1]!;
     const listeners = Object.fromEntries(line.split(', ').map((item) => item.split(' ') as [string, string]));
-    expect(Object.keys(listeners)).toEqual(['projector', 'reconciler', 'webhook', 'gateway', 'poller']);
-    expect(new Set(Object.values(listeners)).size).toBe(5); // a port each
-    await up.waitFor(/all workers ready \(projector, reconciler, webhook, gateway, poller\)/, 60_000);
+    // The chain watcher too: the demo runs its chains and writes their sources file.
+    expect(Object.keys(listeners)).toEqual([
+      'projector',
+      'reconciler',
+      'webhook',
+      'gateway',
+      'poller',
+      'chain',
+    ]);
+    expect(new Set(Object.values(listeners)).size).toBe(6); // a port each
+    await up.waitFor(/all workers ready \(projector, reconciler, webhook, gateway, poller, chain\)/, 60_000);
     for (const [name, url] of Object.entries(listeners)) {
       expect(up.output()).toContain(`${name} ready: ${url}/readyz answered 200`);
       const readyz = await fetch(`${url}/readyz`);
@@ -178,7 +205,45 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
         j.event_type,
       ).toBe(true);
     expect(await page.locator('#decoded-payload').textContent()).toContain('amount_to_wallet');
+    // Its payin and payout as the chain watcher saw them on the demo's chains, and both checks MATCHED.
+    const evidence = await chainEvidence();
+    expect(evidence.map((e) => [e.role, e.transaction, e.seen])).toEqual(
+      expect.arrayContaining([
+        ['payin', swap.payin_transaction_id, 'found'],
+        ['payout', swap.payout_transaction_id, 'found'],
+      ]),
+    );
+    const verdicts = await checkVerdicts();
+    expect([verdicts['chain.payin'], verdicts['chain.payout']]).toEqual(['MATCHED', 'MATCHED']);
     await page.screenshot({ path: join(ARTIFACTS, 'console-swap.png'), fullPage: true });
+  }, 60_000);
+
+  it("shows the misdirected payout's chain evidence: the transaction pays another address, chain.payout MISMATCH", async () => {
+    const wrong = await pool.query<{
+      swap_id: string;
+      payout_address: string;
+      payout_transaction_id: string;
+    }>(
+      `select s.swap_id, s.payout_address, s.payout_transaction_id from swaps s
+         join reconciliations r on r.provider_id = s.provider_id and r.swap_id = s.swap_id,
+         jsonb_array_elements(r.checks) c
+       where s.provider_id = 'demo-partner' and c->>'name' = 'chain.payout' and c->>'verdict' = 'MISMATCH'
+       limit 1`,
+    );
+    const { swap_id, payout_address, payout_transaction_id } = wrong.rows[0]!;
+    await page.goto(`${consoleUrl}/swaps/demo-partner/${swap_id}`);
+    expect(await page.locator('dd[data-field="verdict"]').textContent()).toBe('MISMATCH');
+    const payout = (await chainEvidence()).find((e) => e.role === 'payout')!;
+    expect(payout).toMatchObject({ transaction: payout_transaction_id, seen: 'found' });
+    // Found on the chain, paying someone: not the address the user asked for (and the payload signed).
+    expect(payout.transfers).toMatch(/ to 0x[0-9a-f]{40}/);
+    expect(payout.transfers.toLowerCase()).not.toContain(payout_address.toLowerCase());
+    expect((await checkVerdicts())['chain.payout']).toBe('MISMATCH');
+    const detail = await page
+      .locator('h2:has-text("Reconciliation") + table tbody tr', { hasText: 'chain.payout' })
+      .textContent();
+    expect(detail).toContain('does not pay the signed payout address');
+    await page.screenshot({ path: join(ARTIFACTS, 'console-swap-chain-mismatch.png'), fullPage: true });
   }, 60_000);
 
   it('lists an open mismatch with the failing check SQL has, and exports it as CSV', async () => {
@@ -241,11 +306,11 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     expect(text).toContain('demo-partner');
     expect(text).toContain('Projector lag per partition');
     // Every worker's health, read by the console from the /readyz up told it of.
-    for (const worker of ['projector', 'reconciler', 'webhook', 'gateway', 'poller'])
+    for (const worker of ['projector', 'reconciler', 'webhook', 'gateway', 'poller', 'chain'])
       expect(await page.locator(`[data-worker="${worker}"]`).getAttribute('data-health'), worker).toBe(
         'ready',
       );
-    expect(text).toContain('5 of 5 ready');
+    expect(text).toContain('6 of 6 ready');
     expect(text).not.toMatch(/slk_|[0-9a-f]{64}/);
     // The live part refreshes without a reload.
     await page.locator('#live[data-refreshes]').waitFor({ state: 'attached', timeout: 10_000 });
