@@ -18,7 +18,7 @@ export interface DemoEsplora {
 }
 
 interface Chain {
-  readonly txs: Map<string, { hex: string; height: number }>;
+  readonly txs: Map<string, { hex: string; height: number; time: number }>;
   tip: number;
 }
 
@@ -57,7 +57,12 @@ export async function startDemoEsplora(opts: {
         } catch (e) {
           return send(400, `sendrawtransaction RPC error: TX decode failed (${(e as Error).message})`);
         }
-        if (!chain.txs.has(txid)) chain.txs.set(txid, { hex: hex.toLowerCase(), height: ++chain.tip });
+        if (!chain.txs.has(txid))
+          chain.txs.set(txid, {
+            hex: hex.toLowerCase(),
+            height: ++chain.tip,
+            time: Math.floor(Date.now() / 1000),
+          });
         send(200, txid);
       });
       return;
@@ -75,7 +80,7 @@ export async function startDemoEsplora(opts: {
         confirmed: true,
         block_height: tx.height,
         block_hash: blockHash(name!, tx.height),
-        block_time: Math.floor(Date.now() / 1000),
+        block_time: tx.time,
       }),
       'application/json',
     );
