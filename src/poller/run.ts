@@ -15,10 +15,11 @@ import { Poller, postgresPollerStore, type TickReport } from './poller.ts';
 import { WorkLeases } from '../db/lease.ts';
 
 /**
- * How long a poller holds a swap's lease at most: far past a GET /status and an append (their own deadlines
- * are seconds), so only a poller that died loses it; its swaps wait this long before another polls them.
+ * How long a poller holds a swap's lease at most: past a GET /status, the key's outbox flush and the append
+ * (two Kafka sends, each up to KAFKA_SEND_TIMEOUT_MS), so only a poller that died loses it; its swaps wait
+ * this long before another polls them.
  */
-export const POLL_LEASE_MS = 60_000;
+export const pollLeaseMs = (sendTimeoutMs: number) => Math.max(60_000, 3 * sendTimeoutMs + 30_000);
 
 export type PollerConfig = AppenderConfig &
   Pick<
@@ -116,7 +117,7 @@ export async function startPoller(
       concurrency: config.POLL_CONCURRENCY,
       rateLimit: { perSecond: config.POLL_RATE_PER_SECOND, burst: config.POLL_RATE_BURST },
       backoff: { baseMs: config.POLL_BACKOFF_BASE_MS, maxMs: config.POLL_BACKOFF_MAX_MS },
-      leases: new WorkLeases(pool, 'poll', POLL_LEASE_MS),
+      leases: new WorkLeases(pool, 'poll', pollLeaseMs(config.KAFKA_SEND_TIMEOUT_MS)),
       confirm: { deadlineMs: (config.POLL_CONFIRM_DEADLINE_HOURS ?? CONFIRM_DEADLINE_HOURS) * 3_600_000 },
       ...(extra.now ? { now: extra.now } : {}),
     });
