@@ -29,26 +29,13 @@ useClusterStack();
 const all: Figures[] = [];
 const log = (line: string) => console.log(`[faults] ${line}`);
 
-/**
- * KNOWN DEFECT (issue 37, open): kafkajs' idempotent producer can lose reports it acknowledged when the
- * leader of their partition is SIGKILLed ("The broker received an out of order sequence number"): measured
- * on this stack, 0 lost in one run, 9 of 5,934 in the next. The appender has not moved to a maintained
- * client yet (`@platformatic/kafka`, the issue's remedy), so the leader-kill scenario prints its losses
- * loudly and asserts lost 0 only with FAULTS_STRICT_KAFKA=1; every other scenario and figure is asserted.
- */
-const STRICT_KAFKA = process.env.FAULTS_STRICT_KAFKA === '1';
-
-function expectSound(f: Figures, options: { kafkaMayLose?: boolean } = {}) {
+function expectSound(f: Figures) {
   printFigures(f);
   all.push(f);
   expect(f.byStatus['500'] ?? 0, 'answers 500').toBe(0);
   expect(f.byStatus['0'] ?? 0, 'connections refused or hung').toBe(0);
   expect(f.acknowledged).toBeGreaterThan(100);
-  if (options.kafkaMayLose && !STRICT_KAFKA && f.lost > 0)
-    console.log(
-      `[faults] KNOWN DEFECT: kafkajs lost ${f.lost} acknowledged reports across a leader kill (issue 37)`,
-    );
-  else expect(f.lost, 'acknowledged reports not in the log').toBe(0);
+  expect(f.lost, 'acknowledged reports not in the log').toBe(0);
   expect(f.doubled, 'acknowledged reports in the log twice').toBe(0);
   expect(f.journaled, 'journal rows (exactly once) against events in the topic').toBe(f.events);
   expect(f.replay).toBe('EQUAL');
@@ -67,6 +54,8 @@ describe(`faults under load on ${CLUSTER_BROKERS} brokers (real processes)`, () 
       rig.load();
       await sleep(5000);
       const leader = await busiestLeader(rig.topic);
+      rig.probe(leader.led);
+      await sleep(1000);
       const pid = brokerPid(leader.nodeId);
       process.kill(pid, 'SIGKILL');
       const kill = `SIGKILL broker ${leader.nodeId} (pid ${pid}, leader of ${leader.partitions}/12)`;
@@ -75,9 +64,11 @@ describe(`faults under load on ${CLUSTER_BROKERS} brokers (real processes)`, () 
       await startKafka(log, clusterInstances(CLUSTER_BROKERS)[leader.nodeId - 1]!);
       await sleep(5000);
       await rig.stopLoad();
-      expectSound(await rig.figures('leader SIGKILL', [kill, `broker ${leader.nodeId} restarted`]), {
-        kafkaMayLose: true,
-      });
+      const f = await rig.figures('leader SIGKILL', [kill, `broker ${leader.nodeId} restarted`]);
+      expectSound(f);
+      // Printed, not asserted: the cluster itself holds every acks=all write whose in-sync replicas name
+      // the dead broker (all of them, at RF 3 on 3 brokers) until its controller fences it, so the probe
+      // of the spared partitions waits about as long as the others, whatever the client (README, Deployment).
     } finally {
       expect(await rig.stop()).toEqual([0, 0]);
     }

@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { EventAppender, EventCodec } from '../../src/events/index.ts';
 import { createTopics } from '../../src/events/topics.ts';
+import { swapKey } from '../../src/events/keys.ts';
+import { partitionOf } from '../../src/events/produce-rules.ts';
 import { swapCreated } from '../../src/testing/events.ts';
 import { migratePlatform } from '../../src/db/migrate.ts';
 import { clusterInstances, kafkaService } from '../../scripts/stack/kafka.ts';
@@ -12,6 +14,8 @@ import { postStatus, spawnWebhook, testProvider, writeProvidersFile } from '../i
 import { CLUSTER_BROKERS } from './cluster.ts';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const PARTITIONS = 12;
 
 /** What a scenario measured: printed, then asserted (lost 0, doubled 0, no 500, replay EQUAL). */
 export interface Figures {
@@ -29,6 +33,8 @@ export interface Figures {
   kills: string[];
   /** Longest stretch with no 200 at all, ms (every partition blocked behind one fault, if large). */
   longestGapMs: number;
+  /** The same, of the probe's reports only (partitions whose leader the fault spared), if one ran. */
+  probeGapMs?: number;
   replay: string;
   deadLetters: number;
   workersAlive: boolean;
@@ -40,7 +46,9 @@ export function printFigures(f: Figures): void {
       `acknowledged ${f.acknowledged} (${Object.entries(f.byStatus)
         .map(([s, n]) => `${s}:${n}`)
         .join(' ')}), kills [${f.kills.join('; ')}], lost ${f.lost}, doubled ${f.doubled}, ` +
-      `longest stretch without a 200 ${f.longestGapMs} ms, dead letters ${f.deadLetters}, replay ${f.replay}`,
+      `longest stretch without a 200 ${f.longestGapMs} ms` +
+      (f.probeGapMs === undefined ? '' : ` (${f.probeGapMs} ms on the partitions the fault spared)`) +
+      `, dead letters ${f.deadLetters}, replay ${f.replay}`,
   );
 }
 
@@ -52,16 +60,19 @@ export function brokerPid(nodeId: number): number {
   return pid;
 }
 
-/** The node leading most partitions of `topic`. */
-export async function busiestLeader(topic: string): Promise<{ nodeId: number; partitions: number }> {
+/** The node leading most partitions of `topic`, and the partitions it leads. */
+export async function busiestLeader(
+  topic: string,
+): Promise<{ nodeId: number; partitions: number; led: number[] }> {
   const admin = testKafka('faults-leader').admin();
   await admin.connect();
   try {
     const meta = await admin.fetchTopicMetadata({ topics: [topic] });
-    const count = new Map<number, number>();
-    for (const p of meta.topics[0]!.partitions) count.set(p.leader, (count.get(p.leader) ?? 0) + 1);
-    const [nodeId, partitions] = [...count].sort((a, b) => b[1] - a[1])[0]!;
-    return { nodeId, partitions };
+    const led = new Map<number, number[]>();
+    for (const p of meta.topics[0]!.partitions)
+      led.set(p.leader, [...(led.get(p.leader) ?? []), p.partitionId]);
+    const [nodeId, partitions] = [...led].sort((a, b) => b[1].length - a[1].length)[0]!;
+    return { nodeId, partitions: partitions.length, led: partitions };
   } finally {
     await admin.disconnect();
   }
@@ -80,7 +91,7 @@ export async function startRig(label: string, options: { swaps?: number; project
   const admin = testKafka('faults-topics').admin();
   await admin.connect();
   try {
-    const report = await createTopics(admin, { eventsTopic: topic, dlqTopic, partitions: 12 });
+    const report = await createTopics(admin, { eventsTopic: topic, dlqTopic, partitions: PARTITIONS });
     if (report.some((t) => t.replicationFactor !== 3 || t.minInsyncReplicas !== 2))
       throw new Error(`topics not replicated as asked: ${JSON.stringify(report)}`);
   } finally {
@@ -115,10 +126,35 @@ export async function startRig(label: string, options: { swaps?: number; project
   const acknowledged = new Set<string>();
   const byStatus: Record<string, number> = {};
   const okTimes: number[] = [];
+  let probeTimes: number[] | undefined;
   let requests = 0;
   let next = 0;
   let loading = false;
-  let running: Promise<void> | undefined;
+  const running: Promise<void>[] = [];
+
+  /** `connections` posters of unique reports (the amount is the report's identity) to `targets`. */
+  const post = (connections: number, targets: string[], times: number[]) =>
+    Promise.all(
+      Array.from({ length: connections }, async () => {
+        while (loading) {
+          const n = next++;
+          const amount = `${n}.5`;
+          const swapId = targets[n % targets.length]!;
+          requests++;
+          const r = await postStatus(
+            webhook.url,
+            swapId,
+            { providerId: provider.id, providerStatus: 'PENDING', amount },
+            { 'x-api-key': provider.key.key },
+          ).catch((e: Error) => ({ status: 0, body: e.message }));
+          byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
+          if (r.status === 200) {
+            acknowledged.add(amount);
+            times.push(Date.now());
+          } else await sleep(50); // a refused partner retries a moment later
+        }
+      }),
+    ).then(() => undefined);
 
   return {
     topic,
@@ -126,34 +162,25 @@ export async function startRig(label: string, options: { swaps?: number; project
     webhook,
     projectors,
     env,
-    /** Starts `connections` posters of unique reports (the amount is the report's identity). */
+    /** Starts `connections` posters of unique reports over every swap. */
     load(connections = 16) {
       loading = true;
-      running = Promise.all(
-        Array.from({ length: connections }, async () => {
-          while (loading) {
-            const n = next++;
-            const amount = `${n}.5`;
-            const swapId = swaps[n % swaps.length]!;
-            requests++;
-            const r = await postStatus(
-              webhook.url,
-              swapId,
-              { providerId: provider.id, providerStatus: 'PENDING', amount },
-              { 'x-api-key': provider.key.key },
-            ).catch((e: Error) => ({ status: 0, body: e.message }));
-            byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
-            if (r.status === 200) {
-              acknowledged.add(amount);
-              okTimes.push(Date.now());
-            } else await sleep(50); // a refused partner retries a moment later
-          }
-        }),
-      ).then(() => undefined);
+      running.push(post(connections, swaps, okTimes));
+    },
+    /**
+     * One more poster, only to the swaps whose partition is not in `avoid` (a killed leader's): its own
+     * longest stretch without a 200 says whether the fault on those partitions held the others back.
+     */
+    probe(avoid: readonly number[]) {
+      const targets = swaps.filter(
+        (id) => !avoid.includes(partitionOf(swapKey(provider.id, id), PARTITIONS)),
+      );
+      probeTimes = [];
+      running.push(post(1, targets, probeTimes));
     },
     async stopLoad() {
       loading = false;
-      await running;
+      await Promise.all(running);
     },
     /** Reads the whole topic, folds, replays: the scenario's figures. */
     async figures(scenario: string, kills: string[]): Promise<Figures> {
@@ -176,9 +203,7 @@ export async function startRig(label: string, options: { swaps?: number; project
       });
       const verdict =
         /\b(EQUAL|DIFFERENT)\b/.exec(replay.stdout)?.[1] ?? `failed: ${replay.stderr.slice(-300)}`;
-      let gap = 0;
-      okTimes.sort((a, b) => a - b);
-      for (let i = 1; i < okTimes.length; i++) gap = Math.max(gap, okTimes[i]! - okTimes[i - 1]!);
+      const gap = longestGap(okTimes);
       return {
         scenario,
         requests,
@@ -190,6 +215,7 @@ export async function startRig(label: string, options: { swaps?: number; project
         journaled,
         kills,
         longestGapMs: gap,
+        ...(probeTimes ? { probeGapMs: longestGap(probeTimes) } : {}),
         replay: verdict,
         deadLetters: await endOffsetSum(dlqTopic),
         workersAlive: projectors.every((p) => p.exitCode === null),
@@ -197,16 +223,39 @@ export async function startRig(label: string, options: { swaps?: number; project
     },
     async stop() {
       loading = false;
-      await running;
+      await Promise.all(running);
+      // A worker that does not exit within 30 s of its SIGTERM is named, its last output printed, and killed.
+      const hung = (name: string, kill: () => void, output: () => string) =>
+        setTimeout(() => {
+          console.log(
+            `[faults] ${name} still running 30 s after SIGTERM; its last output:\n${output().slice(-3000)}`,
+          );
+          kill();
+        }, 30_000);
+      const webhookTimer = hung('webhook serve', () => webhook.kill(), webhook.output);
       const codes = [await webhook.stop()];
+      clearTimeout(webhookTimer);
       for (const p of projectors) {
         if (p.exitCode === null) p.kill('SIGTERM');
+        const timer = hung(
+          'a projector',
+          () => p.kill('SIGKILL'),
+          () => '',
+        );
         codes.push(await p.exited);
+        clearTimeout(timer);
       }
       await projection.pool.end();
       return codes;
     },
   };
+}
+
+function longestGap(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let gap = 0;
+  for (let i = 1; i < sorted.length; i++) gap = Math.max(gap, sorted[i]! - sorted[i - 1]!);
+  return gap;
 }
 
 async function endOffsetSum(topic: string): Promise<number> {

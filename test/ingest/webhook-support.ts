@@ -146,6 +146,7 @@ export async function spawnWebhook(env: Record<string, string>): Promise<{
   metricsUrl: string;
   output: () => string;
   stop: () => Promise<number | null>;
+  kill: () => void;
 }> {
   const child = spawn(process.execPath, [BIN, 'webhook', 'serve', '--port', '0'], {
     env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
@@ -182,6 +183,7 @@ export async function spawnWebhook(env: Record<string, string>): Promise<{
       child.kill('SIGTERM');
       return exited;
     },
+    kill: () => child.kill('SIGKILL'),
   };
 }
 
