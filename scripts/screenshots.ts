@@ -7,7 +7,8 @@
  * It runs `up` with the demo on the stack named by DATABASE_URL, KAFKA_BROKERS and SCHEMA_REGISTRY_URL,
  * but in a database and on topics of its own (created here, dropped at the end), so it never mixes
  * with a platform already running there and every image shows one fresh demo run. It waits until the
- * demo shows each outcome (finished and matched, refunded, expired, a mismatch, a swap still open),
+ * demo shows each outcome (finished and matched, refunded, expired, a mismatch, a swap still open, a payout
+ * the demo's chains show paying another address),
  * then takes each page, and fails, writing nothing, on a page that errs or a worker that is not ready.
  */
 import { spawn } from 'node:child_process';
@@ -104,7 +105,14 @@ async function main(): Promise<void> {
             x.status === status &&
             (verdict === undefined ? x.verdict !== null : verdict === null ? true : x.verdict === verdict),
         );
+      const chain = await db
+        .query(
+          `select 1 from swap_ledger.reconciliations r, jsonb_array_elements(r.checks) c
+           where c->>'name' = 'chain.payout' and c->>'verdict' = 'MISMATCH' limit 1`,
+        )
+        .catch(() => ({ rows: [] }));
       return r.rows.length >= MIN_SWAPS &&
+        chain.rows.length > 0 &&
         has('FINISHED', 'MATCHED') &&
         has('FINISHED', 'MISMATCH') &&
         has('REFUNDED') &&
@@ -127,7 +135,8 @@ async function main(): Promise<void> {
     await page.click('button[type=submit]');
     await page.waitForURL(/\/swaps$/);
 
-    const shots: { file: string; path: string }[] = [
+    /** `focus`: the page is scrolled to put this element at the top of the picture. */
+    const shots: { file: string; path: string; focus?: string }[] = [
       { file: 'console-swaps.png', path: '/swaps' },
       { file: 'console-reconciliation.png', path: '/reconciliation' },
       { file: 'console-books.png', path: '/books' },
@@ -138,6 +147,17 @@ async function main(): Promise<void> {
     const mismatch = await page.locator('main a[href^="/swaps/"]').first().getAttribute('href');
     if (!mismatch) throw new Error('no mismatched swap linked from the reconciliation page');
     shots.splice(1, 0, { file: 'console-swap.png', path: mismatch });
+    // The chain as the last witness: the demo swap whose reported payout pays another address.
+    const misdirected = await db.query<{ provider_id: string; swap_id: string }>(
+      `select r.provider_id, r.swap_id from swap_ledger.reconciliations r, jsonb_array_elements(r.checks) c
+       where c->>'name' = 'chain.payout' and c->>'verdict' = 'MISMATCH' limit 1`,
+    );
+    const m = misdirected.rows[0]!;
+    shots.splice(2, 0, {
+      file: 'console-swap-chain.png',
+      path: `/swaps/${encodeURIComponent(m.provider_id)}/${encodeURIComponent(m.swap_id)}`,
+      focus: 'h2:has-text("Reconciliation") + table tbody tr:has-text("chain.payin")',
+    });
 
     const images = new Map<string, Buffer>();
     for (const shot of shots) {
@@ -145,6 +165,11 @@ async function main(): Promise<void> {
       if (answer?.status() !== 200) throw new Error(`${shot.path} answered ${answer?.status()}`);
       // One live refresh (every 3 s): the figures the page shows are the script's, not only the server's.
       await page.waitForTimeout(3500);
+      if (shot.focus)
+        await page
+          .locator(shot.focus)
+          .first()
+          .evaluate((e) => e.scrollIntoView({ block: 'start' }));
       await refuseBrokenPage(page, shot.path);
       if (errors.length > 0) throw new Error(`${shot.path}: ${errors.join('; ')}`);
       images.set(shot.file, await page.screenshot());
