@@ -157,17 +157,24 @@ export class DemoChainPayer implements SimChain {
     await this.fund();
     return this.evmQueue.run(async () => {
       const to = move.to as Address;
-      const hash =
-        asset.kind === 'native'
-          ? await this.evm.sendTransaction({ to, value: move.amount })
-          : await this.evm.writeContract({
-              address: asset.contract,
-              abi: erc20Abi,
-              functionName: 'transfer',
-              args: [to, move.amount],
-            });
-      await this.evm.waitForTransactionReceipt({ hash });
-      return hash;
+      try {
+        const hash =
+          asset.kind === 'native'
+            ? await this.evm.sendTransaction({ to, value: move.amount })
+            : await this.evm.writeContract({
+                address: asset.contract,
+                abi: erc20Abi,
+                functionName: 'transfer',
+                args: [to, move.amount],
+              });
+        const receipt = await this.evm.waitForTransactionReceipt({ hash });
+        if (receipt.status !== 'success') throw new Error(`demo payment ${hash} failed on the chain`);
+        return hash;
+      } catch (e) {
+        // A restarted demo node is a fresh chain: this wallet is funded again before the next payment.
+        this.funded = undefined;
+        throw e;
+      }
     });
   }
 }

@@ -42,16 +42,15 @@ const PLATFORM: Record<string, string> = {
 
 describe('the demo chains, paid on by the simulator', () => {
   let chain: DemoChain;
+  let ports: { evm: number; esplora: number };
   let sources: ChainSources;
   let clients: Map<string, ChainClient>;
   let sim: PartnerSimulator;
   let partner: PartnerClient;
 
   beforeAll(async () => {
-    chain = await startDemoChain(
-      { evm: await freePort(), esplora: await freePort() },
-      createLogger({ level: 'silent' }),
-    );
+    ports = { evm: await freePort(), esplora: await freePort() };
+    chain = await startDemoChain(ports, createLogger({ level: 'silent' }));
     sources = loadChainSources(writeDemoChainSources(mkdtempSync(join(tmpdir(), 'demo-chain-'))));
     clients = chainClients(sources, chain.urls);
     const payer = new DemoChainPayer(chain.urls);
@@ -139,6 +138,17 @@ describe('the demo chains, paid on by the simulator', () => {
     expect(payout.status).toBe('found');
     expect(payout.transfers).toHaveLength(1);
     expect(payout.transfers[0]!.recipient.toLowerCase()).not.toBe(USER.eth);
+  });
+
+  it('a restarted demo chain is a fresh one: a payment fails once (the demo then goes on without it), then the wallet is funded again', async () => {
+    await chain.stop();
+    chain = await startDemoChain(ports, createLogger({ level: 'silent' }));
+    const first = await swap('eth', 'usdt', '0.5');
+    await expect(sim.advancePaying(first.swapId, 'FINISHED')).rejects.toThrow();
+    expect(sim.swap(first.swapId)!.status).toBe('PENDING'); // nothing reported of a failed payment
+    const second = await swap('eth', 'usdt', '0.5');
+    const done = await sim.advancePaying(second.swapId, 'FINISHED');
+    expect((await look('usdt', String(done.report.payoutTransactionId))).status).toBe('found');
   });
 
   it('a currency the demo chains do not carry gets a random hash, as without a chain', async () => {
