@@ -56,6 +56,7 @@ export async function startChainWatcher(
     const watcher = new ChainWatcher({ projection, appender, sources, clients, logger, metrics, leases });
     let lastRoundAt = Date.now();
     let timer: NodeJS.Timeout | undefined;
+    let stopping = false;
     const tick = async () => {
       try {
         const r = await watcher.round();
@@ -69,11 +70,13 @@ export async function startChainWatcher(
     if (extra.schedule !== false) {
       const loop = async () => {
         await tick();
-        timer = setTimeout(() => void loop(), config.CHAIN_WATCH_INTERVAL_MS);
+        // A stop during the round must not be followed by another round: its timer would keep the process alive.
+        if (!stopping) timer = setTimeout(() => void loop(), config.CHAIN_WATCH_INTERVAL_MS);
       };
       void loop();
     }
     closing.push(async () => {
+      stopping = true;
       if (timer) clearTimeout(timer);
       await watcher.settled();
     });
