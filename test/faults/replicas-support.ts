@@ -65,6 +65,8 @@ export async function readTopic(topic: string, codec: EventCodec) {
   const consumer = testKafka('replicas-read').consumer({ groupId: uniqueName('replicas-read') });
   const amounts = new Map<string, number>();
   const ids = new Map<string, number>();
+  /** ChainTransactionObserved per looked-up transaction (swap, role, txid). */
+  const observed = new Map<string, number>();
   let events = 0;
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
@@ -80,6 +82,11 @@ export async function readTopic(topic: string, codec: EventCodec) {
         events++;
         const e = await codec.decode(message.value!);
         ids.set(e.eventId, (ids.get(e.eventId) ?? 0) + 1);
+        if (e.eventType === 'ChainTransactionObserved') {
+          const p = e.payload as { role: string; txid: string };
+          const k = `${e.swapId}/${p.role}/${p.txid}`;
+          observed.set(k, (observed.get(k) ?? 0) + 1);
+        }
         if (e.eventType === 'StatusReported' && e.source === 'webhook' && e.providerId.includes('.load.')) {
           const amount = (e.payload as { amount: string }).amount;
           amounts.set(amount, (amounts.get(amount) ?? 0) + 1);
@@ -92,5 +99,30 @@ export async function readTopic(topic: string, codec: EventCodec) {
     });
   });
   await consumer.disconnect();
-  return { events, amounts, ids };
+  return { events, amounts, ids, observed };
+}
+
+/**
+ * An EVM node that has never seen any transaction (JSON-RPC: null for each, a fixed tip): each watched payout
+ * is observed `not_found` once, and observed again only if a look changes something, which nothing does.
+ */
+export async function emptyEvmNode() {
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const parsed = JSON.parse(body || '{}') as
+        { id?: number; method?: string } | { id?: number; method?: string }[];
+      const answer = (c: { id?: number; method?: string }) => ({
+        jsonrpc: '2.0',
+        id: c.id ?? null,
+        result: c.method === 'eth_blockNumber' ? '0x100' : c.method === 'eth_chainId' ? '0x7a69' : null,
+      });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) };
 }

@@ -12,7 +12,7 @@ import { freePort } from '../../src/demo/provision.ts';
 import { swapCreated } from '../../src/testing/events.ts';
 import { runCli } from '../support/cli.ts';
 import { freshProjection, testKafka, testStack, uniqueName } from '../support/context.ts';
-import { overlapping, readTopic, statusProxy } from './replicas-support.ts';
+import { emptyEvmNode, overlapping, readTopic, statusProxy } from './replicas-support.ts';
 import { waitForProjection } from '../support/event-log.ts';
 import { postStatus, testProvider } from '../ingest/webhook-support.ts';
 import { ADDRESSES, idempotencyKey, nonce } from '../gateway/support.ts';
@@ -21,17 +21,17 @@ import { sleep } from './rig.ts';
 
 /**
  * Two instances of every worker at once (projector, reconciler, webhook, gateway with its outbox relay,
- * poller), real processes under one Supervisor on the three-broker stack, under load (unique webhook reports
+ * poller, chain watcher), real processes under one Supervisor on the three-broker stack, under load (unique webhook reports
  * on both webhooks, swaps created through both gateways at a partner simulator that moves them to FINISHED
  * and pushes webhooks, both pollers polling and confirming), and one instance of each kind SIGKILLed mid-load
  * (the supervisor restarts it). Asserted: no acknowledged report lost or doubled, the journal equal to the
  * topic (exactly once) and a replay EQUAL, every outbox row in the log once, every verdict appended once per
- * event it is based on, and no swap's GET /status asked by two pollers at once (timed by a proxy in front of
- * the partner).
+ * event it is based on, no swap's GET /status asked by two pollers at once (timed by a proxy in front of
+ * the partner), and no payout observed twice on its chain (a node that knows none: one observation each).
  */
 useClusterStack();
 const log = (line: string) => console.log(`[faults] ${line}`);
-const KINDS = ['projector', 'reconciler', 'webhook', 'gateway', 'poller'] as const;
+const KINDS = ['projector', 'reconciler', 'webhook', 'gateway', 'poller', 'chain'] as const;
 
 describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of each SIGKILLed under load`, () => {
   const stops: (() => Promise<unknown>)[] = [];
@@ -93,6 +93,19 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
         '',
       ].join('\n'),
     );
+    // The chain watchers look the ETH payouts up on a node that knows none of them.
+    const evm = await emptyEvmNode();
+    stops.push(() => evm.close());
+    const chainSources = join(mkdtempSync(join(tmpdir(), 'replicas-chain-')), 'chain-sources.json');
+    writeFileSync(
+      chainSources,
+      JSON.stringify({
+        sources: { evm: { family: 'evm', urlEnv: 'REPLICAS_EVM_URL', ratePerSecond: 100, timeoutMs: 2000 } },
+        currencies: {
+          ETH: { source: 'evm', confirmations: 2, asset: 'native', decimals: 18, deadlineMinutes: 60 },
+        },
+      }),
+    );
     const codec = new EventCodec(stack.registryUrl, topic);
     const seed = new EventAppender({
       kafka: testKafka('replicas-seed'),
@@ -126,6 +139,9 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
       CATALOG_SYNC_CRON: '*/10 * * * * *',
       RECONCILER_INTERVAL_MS: '1000',
       RECONCILER_CONFIRM_WAIT_MS: '10000',
+      CHAIN_SOURCES_FILE: chainSources,
+      REPLICAS_EVM_URL: evm.url,
+      CHAIN_WATCH_INTERVAL_MS: '1000',
     };
     const specs: WorkerSpec[] = [];
     for (const kind of KINDS)
@@ -139,6 +155,7 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
             webhook: ['webhook', 'serve'],
             gateway: ['gateway', 'serve'],
             poller: ['poller', 'run'],
+            chain: ['chain', 'watch'],
           }[kind],
           env: {
             METRICS_PORT: String(metrics),
@@ -149,9 +166,23 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
         });
       }
     const lines: string[] = [];
-    const supervisor = new Supervisor(specs, { write: (l) => lines.push(l), env });
-    supervisor.start();
-    stops.push(() => supervisor.stop());
+    // The projectors apart: the writers stop first, so the projectors fold their last events before they stop.
+    const isProjector = (w: WorkerSpec) => w.name.startsWith('projector');
+    const folding = new Supervisor(specs.filter(isProjector), { write: (l) => lines.push(l), env });
+    const writing = new Supervisor(
+      specs.filter((w) => !isProjector(w)),
+      { write: (l) => lines.push(l), env },
+    );
+    const supervisor = {
+      readiness: () => ({ ...folding.readiness(), ...writing.readiness() }),
+      pids: () => ({ ...folding.pids(), ...writing.pids() }),
+    };
+    folding.start();
+    writing.start();
+    stops.push(
+      () => folding.stop(),
+      () => writing.stop(),
+    );
     const until = Date.now() + 90_000;
     while (!Object.values(supervisor.readiness()).every(Boolean)) {
       if (Date.now() > until) throw new Error(`workers not ready:\n${lines.slice(-40).join('\n')}`);
@@ -245,8 +276,10 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
       }
       await sleep(1000);
     }
-    const stopCode = await supervisor.stop();
-    await waitForProjection(projection.pool, topic, 120_000);
+    const stopCode = Math.max(
+      await writing.stop(),
+      await waitForProjection(projection.pool, topic, 60_000).then(() => folding.stop()),
+    );
 
     const inLog = await readTopic(topic, codec);
     let lost = 0;
@@ -273,6 +306,7 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
       simProvider,
     ]);
     const idsTwice = [...inLog.ids.values()].filter((n) => n > 1).length;
+    const observedTwice = [...inLog.observed.values()].filter((n) => n > 1).length;
     const overlaps = overlapping(proxy.calls);
     const replay = await runCli(['replay'], { ...env, REPLAY_WORKERS: '1' } as Record<string, string>);
     const verdict =
@@ -286,7 +320,7 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
             ' ',
           )}; 0: refused while its instance was down, no load balancer here), swaps created ${created.length} ` +
         `(final ${judged}), kills [${kills.join('; ')}] (restarted by the supervisor ${restarts}), lost ${lost}, doubled ${doubled}, ` +
-        `event ids twice in the log ${idsTwice}, outbox rows ${outboxRows.rows.length} (not exactly once in the log ${outboxNotOnce}, unpublished ${outboxUnpublished}), ` +
+        `event ids twice in the log ${idsTwice}, chain observations ${inLog.observed.size} transactions (observed twice ${observedTwice}), outbox rows ${outboxRows.rows.length} (not exactly once in the log ${outboxNotOnce}, unpublished ${outboxUnpublished}), ` +
         `verdicts ${verdicts} (twice on one event ${verdictsTwice}), GET /status ${proxy.calls.length} (two pollers at once ${overlaps}), replay ${verdict}`,
     );
     expect(byStatus['500'] ?? 0, 'answers 500').toBe(0);
@@ -303,6 +337,8 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
     expect(verdictsTwice, 'verdicts appended twice on one event').toBe(0);
     expect(proxy.calls.length).toBeGreaterThan(created.length);
     expect(overlaps, 'GET /status of one swap by two pollers at once').toBe(0);
+    expect(inLog.observed.size, 'payouts observed on the chain').toBeGreaterThan(0);
+    expect(observedTwice, 'one transaction observed twice (two watchers at once)').toBe(0);
     expect(verdict).toBe('EQUAL');
     expect(
       stopCode,
