@@ -2,7 +2,8 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from '../observability/log.ts';
 import { EventCodec } from './codec.ts';
 import { createKafka } from './kafka.ts';
-import { EventAppender } from './producer.ts';
+import { EventAppender, type AppenderOptions } from './producer.ts';
+import { brokerCount, createTopics, resolveReplication, type TopicReport } from './topics.ts';
 
 /** What an appender to the events topic is configured by (every process that writes events). */
 export type AppenderConfig = Pick<
@@ -25,6 +26,8 @@ export async function openAppender(
   config: AppenderConfig,
   role: string,
   logger?: Logger,
+  /** Observes each acknowledged batch's size (the webhook's metric). */
+  onBatchSent?: AppenderOptions['onBatchSent'],
 ): Promise<EventAppender> {
   const appender = new EventAppender({
     kafka: createKafka({
@@ -37,7 +40,50 @@ export async function openAppender(
     sendTimeoutMs: config.KAFKA_SEND_TIMEOUT_MS,
     logger,
     replication: requiredReplication(config),
+    onBatchSent,
   });
   await appender.start();
   return appender;
+}
+
+/** The topics as configured (or as `topics create`'s flags override), created where missing. */
+export type TopicsConfig = Pick<
+  Config,
+  | 'KAFKA_BROKERS'
+  | 'KAFKA_CLIENT_ID'
+  | 'EVENTS_TOPIC'
+  | 'DLQ_TOPIC'
+  | 'TOPIC_PARTITIONS'
+  | 'TOPIC_REPLICATION_FACTOR'
+  | 'TOPIC_MIN_INSYNC_REPLICAS'
+>;
+
+/**
+ * One plan of the topics for its two callers, `topics create` and `up`: the events and dead-letter topics
+ * created (an existing one reported, never changed), and the warning a one-broker cluster earns.
+ */
+export async function createConfiguredTopics(
+  config: TopicsConfig,
+): Promise<{ report: TopicReport[]; warning: string | undefined }> {
+  const admin = createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: `${config.KAFKA_CLIENT_ID}-admin`,
+  }).admin();
+  await admin.connect();
+  try {
+    const replication = {
+      replicationFactor: config.TOPIC_REPLICATION_FACTOR,
+      minInsyncReplicas: config.TOPIC_MIN_INSYNC_REPLICAS,
+    };
+    const { warning } = resolveReplication(await brokerCount(admin), replication);
+    const report = await createTopics(admin, {
+      eventsTopic: config.EVENTS_TOPIC,
+      dlqTopic: config.DLQ_TOPIC,
+      partitions: config.TOPIC_PARTITIONS,
+      ...replication,
+    });
+    return { report, warning };
+  } finally {
+    await admin.disconnect();
+  }
 }

@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import type { Config } from '../config/config.ts';
 import { createPool } from '../db/client.ts';
 import { migratePlatform, migrateProjection } from '../db/migrate.ts';
-import { createKafka, createTopics } from '../events/index.ts';
-import { brokerCount, resolveReplication, TopicReplicationError } from '../events/topics.ts';
+import { createConfiguredTopics } from '../events/index.ts';
+import { TopicReplicationError } from '../events/topics.ts';
 import { migrateFinanceViews } from '../ledger/finance-views.ts';
 import { freePort, provisionDemo } from '../demo/provision.ts';
 import { demoChainUrls, writeDemoChainSources } from '../demo/chain.ts';
@@ -72,38 +72,17 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
   await migrateProjection(config.DATABASE_URL, config.PROJECTION_SCHEMA);
   await migrateFinanceViews(config.DATABASE_URL, config.PROJECTION_SCHEMA, options.financeSchema);
   say(`migrated: schemas platform, ${config.PROJECTION_SCHEMA}; finance views in ${options.financeSchema}`);
-  // The same createTopics call as `swap-ledger topics create`: one plan of the topics, two callers.
-  const admin = createKafka({
-    brokers: config.KAFKA_BROKERS,
-    clientId: `${config.KAFKA_CLIENT_ID}-admin`,
-  }).admin();
-  await admin.connect();
-  try {
-    const report = await createTopics(admin, {
-      eventsTopic: config.EVENTS_TOPIC,
-      dlqTopic: config.DLQ_TOPIC,
-      partitions: config.TOPIC_PARTITIONS,
-      replicationFactor: config.TOPIC_REPLICATION_FACTOR,
-      minInsyncReplicas: config.TOPIC_MIN_INSYNC_REPLICAS,
-    });
-    const replication = resolveReplication(await brokerCount(admin), {
-      replicationFactor: config.TOPIC_REPLICATION_FACTOR,
-      minInsyncReplicas: config.TOPIC_MIN_INSYNC_REPLICAS,
-    });
-    if (replication.warning) say(`warning: ${replication.warning}`);
-    const short = report.filter((t) => t.problems.length > 0);
-    if (short.length > 0)
-      throw new TopicReplicationError(
-        short
-          .map((t) => `${t.topic} is less replicated than configured (${t.problems.join(', ')})`)
-          .join('; '),
-      );
-    say(
-      `topics ready: ${report.map((t) => `${t.topic} (${t.partitions} partitions, replication ${t.replicationFactor}, min ISR ${t.minInsyncReplicas})`).join(', ')}`,
+  // The same plan of the topics as `swap-ledger topics create`.
+  const { report, warning } = await createConfiguredTopics(config);
+  if (warning) say(`warning: ${warning}`);
+  const short = report.filter((t) => t.problems.length > 0);
+  if (short.length > 0)
+    throw new TopicReplicationError(
+      short.map((t) => `${t.topic} is less replicated than configured (${t.problems.join(', ')})`).join('; '),
     );
-  } finally {
-    await admin.disconnect();
-  }
+  say(
+    `topics ready: ${report.map((t) => `${t.topic} (${t.partitions} partitions, replication ${t.replicationFactor}, min ISR ${t.minInsyncReplicas})`).join(', ')}`,
+  );
 
   // Port 0 means "any": chosen here, because the demo and the console URL must know it.
   const ports = {

@@ -1,8 +1,7 @@
 import type { Command } from '../command.ts';
 import { parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
-import { createKafka, createTopics } from '../../events/index.ts';
-import { brokerCount, resolveReplication } from '../../events/topics.ts';
+import { createConfiguredTopics } from '../../events/index.ts';
 
 export const topicsCreateCommand: Command = {
   words: ['topics', 'create'],
@@ -25,42 +24,28 @@ export const topicsCreateCommand: Command = {
     };
     const replicationFactor = count('replication-factor', config.TOPIC_REPLICATION_FACTOR);
     const minInsyncReplicas = count('min-insync-replicas', config.TOPIC_MIN_INSYNC_REPLICAS);
-    const admin = createKafka({
-      brokers: config.KAFKA_BROKERS,
-      clientId: `${config.KAFKA_CLIENT_ID}-admin`,
-    }).admin();
-    await admin.connect();
-    try {
-      const replication = resolveReplication(await brokerCount(admin), {
-        replicationFactor,
-        minInsyncReplicas,
-      });
-      if (replication.warning) io.stderr(`warning: ${replication.warning}`);
-      const report = await createTopics(admin, {
-        eventsTopic: config.EVENTS_TOPIC,
-        dlqTopic: config.DLQ_TOPIC,
-        partitions,
-        replicationFactor,
-        minInsyncReplicas,
-      });
-      let short = 0;
-      for (const t of report) {
-        io.stdout(
-          `${t.created ? 'created' : 'exists '}  ${t.topic}  (${t.partitions} partitions)  replication factor ${t.replicationFactor}, min.insync.replicas ${t.minInsyncReplicas}`,
-        );
-        if (!t.created && t.topic === config.EVENTS_TOPIC && t.partitions !== partitions) {
-          io.stderr(`note: ${t.topic} has ${t.partitions} partitions, not ${partitions}; left as it is`);
-        }
-        if (t.problems.length > 0) {
-          short++;
-          io.stderr(
-            `error: ${t.topic} is less replicated than configured (${t.problems.join(', ')}); left as it is, and no writer starts on it`,
-          );
-        }
+    const { report, warning } = await createConfiguredTopics({
+      ...config,
+      TOPIC_PARTITIONS: partitions,
+      TOPIC_REPLICATION_FACTOR: replicationFactor,
+      TOPIC_MIN_INSYNC_REPLICAS: minInsyncReplicas,
+    });
+    if (warning) io.stderr(`warning: ${warning}`);
+    let short = 0;
+    for (const t of report) {
+      io.stdout(
+        `${t.created ? 'created' : 'exists '}  ${t.topic}  (${t.partitions} partitions)  replication factor ${t.replicationFactor}, min.insync.replicas ${t.minInsyncReplicas}`,
+      );
+      if (!t.created && t.topic === config.EVENTS_TOPIC && t.partitions !== partitions) {
+        io.stderr(`note: ${t.topic} has ${t.partitions} partitions, not ${partitions}; left as it is`);
       }
-      return short > 0 ? 1 : 0;
-    } finally {
-      await admin.disconnect();
+      if (t.problems.length > 0) {
+        short++;
+        io.stderr(
+          `error: ${t.topic} is less replicated than configured (${t.problems.join(', ')}); left as it is, and no writer starts on it`,
+        );
+      }
     }
+    return short > 0 ? 1 : 0;
   },
 };

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Config } from '../../config/config.ts';
-import { createKafka, EventAppender, EventCodec } from '../../events/index.ts';
+import type { EventAppender } from '../../events/index.ts';
 import type { Logger } from '../../observability/log.ts';
 import { openOpsListener, type OpsConfig, type OpsListener } from '../../observability/listener.ts';
 import { dependencyChecks } from '../../ops/health.ts';
@@ -9,7 +9,7 @@ import { ProviderRegistryCache } from '../../providers/cache.ts';
 import { openProviderPool } from '../../providers/start.ts';
 import { listenEdge } from '../../http/edge.ts';
 import { outboxKeyFlusher } from '../../outbox/outbox.ts';
-import { requiredReplication, type AppenderConfig } from '../../events/open.ts';
+import { openAppender, type AppenderConfig } from '../../events/open.ts';
 import { reportValuesOfRow, type ReportColumns } from '../../swap/report.ts';
 import {
   buildWebhookServer,
@@ -208,24 +208,11 @@ export async function startWebhook(
     await registry.start();
     teardown.add(() => registry.stop());
     const metrics = createWebhookMetrics();
-    const appender = new EventAppender({
-      kafka: createKafka({
-        brokers: config.KAFKA_BROKERS,
-        clientId: `${config.KAFKA_CLIENT_ID}-webhook`,
-        logger,
-      }),
-      codec: new EventCodec(config.SCHEMA_REGISTRY_URL, config.EVENTS_TOPIC),
-      topic: config.EVENTS_TOPIC,
-      sendTimeoutMs: config.KAFKA_SEND_TIMEOUT_MS,
-      logger,
-      replication: requiredReplication(config),
-      onBatchSent: (messages) => {
-        metrics.batchMessages.observe({}, messages);
-        logger.debug({ messages }, 'produce request acknowledged');
-        extra.onBatchSent?.(messages);
-      },
+    const appender = await openAppender(config, 'webhook', logger, (messages) => {
+      metrics.batchMessages.observe({}, messages);
+      logger.debug({ messages }, 'produce request acknowledged');
+      extra.onBatchSent?.(messages);
     });
-    await appender.start();
     teardown.add(() => appender.stop());
     const swaps = cachedSwapLookup(postgresSwapLookup(pool));
     const app = buildWebhookServer({
