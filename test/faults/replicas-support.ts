@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { EventCodec } from '../../src/events/index.ts';
-import { testKafka, uniqueName } from '../support/context.ts';
+import { readWholeTopic } from './rig.ts';
 
 // The several-instances scenario's instruments (replicas.faults.spec.ts): a timing proxy and a topic reader.
 
@@ -55,50 +55,22 @@ export function overlapping(calls: readonly { swapId: string; start: number; end
 
 /** Every message of the topic to its end offsets: the count, each webhook report's amount and each event id, counted. */
 export async function readTopic(topic: string, codec: EventCodec) {
-  const admin = testKafka('replicas-read').admin();
-  await admin.connect();
-  const ends = new Map(
-    (await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, BigInt(p.high)] as const),
-  );
-  await admin.disconnect();
-  const total = [...ends.values()].reduce((a, b) => a + b, 0n);
-  const consumer = testKafka('replicas-read').consumer({ groupId: uniqueName('replicas-read') });
   const amounts = new Map<string, number>();
   const ids = new Map<string, number>();
   /** ChainTransactionObserved per looked-up transaction (swap, role, txid). */
   const observed = new Map<string, number>();
-  let events = 0;
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`read ${events} of ${total} messages in 120 s`)),
-      120_000,
-    );
-    if (total === 0n) return resolve();
-    void consumer.run({
-      eachMessage: async ({ partition, message }) => {
-        if (BigInt(message.offset) >= (ends.get(partition) ?? 0n)) return;
-        events++;
-        const e = await codec.decode(message.value!);
-        ids.set(e.eventId, (ids.get(e.eventId) ?? 0) + 1);
-        if (e.eventType === 'ChainTransactionObserved') {
-          const p = e.payload as { role: string; txid: string };
-          const k = `${e.swapId}/${p.role}/${p.txid}`;
-          observed.set(k, (observed.get(k) ?? 0) + 1);
-        }
-        if (e.eventType === 'StatusReported' && e.source === 'webhook' && e.providerId.includes('.load.')) {
-          const amount = (e.payload as { amount: string }).amount;
-          amounts.set(amount, (amounts.get(amount) ?? 0) + 1);
-        }
-        if (BigInt(events) === total) {
-          clearTimeout(timer);
-          resolve();
-        }
-      },
-    });
+  const events = await readWholeTopic(topic, codec, (e) => {
+    ids.set(e.eventId, (ids.get(e.eventId) ?? 0) + 1);
+    if (e.eventType === 'ChainTransactionObserved') {
+      const p = e.payload as { role: string; txid: string };
+      const k = `${e.swapId}/${p.role}/${p.txid}`;
+      observed.set(k, (observed.get(k) ?? 0) + 1);
+    }
+    if (e.eventType === 'StatusReported' && e.source === 'webhook' && e.providerId.includes('.load.')) {
+      const amount = (e.payload as { amount: string }).amount;
+      amounts.set(amount, (amounts.get(amount) ?? 0) + 1);
+    }
   });
-  await consumer.disconnect();
   return { events, amounts, ids, observed };
 }
 

@@ -4,6 +4,7 @@ import { createTopics } from '../../src/events/topics.ts';
 import { swapKey } from '../../src/events/keys.ts';
 import { partitionOf } from '../../src/events/produce-rules.ts';
 import { swapCreated } from '../../src/testing/events.ts';
+import type { SwapEvent } from '../../src/events/types.ts';
 import { migratePlatform } from '../../src/db/migrate.ts';
 import { clusterInstances, kafkaService } from '../../scripts/stack/kafka.ts';
 import { runningPid } from '../../scripts/stack/process.ts';
@@ -268,8 +269,12 @@ async function endOffsetSum(topic: string): Promise<number> {
   }
 }
 
-/** Every message of the topic (to its end offsets): how many, and each webhook report's amount, counted. */
-async function readReports(topic: string, codec: EventCodec) {
+/** Every message of the topic to its end offsets, decoded and handed to `visit`; how many there were. */
+export async function readWholeTopic(
+  topic: string,
+  codec: EventCodec,
+  visit: (e: SwapEvent) => void,
+): Promise<number> {
   const admin = testKafka('faults-read').admin();
   await admin.connect();
   const ends = new Map(
@@ -278,7 +283,6 @@ async function readReports(topic: string, codec: EventCodec) {
   await admin.disconnect();
   const total = [...ends.values()].reduce((a, b) => a + b, 0n);
   const consumer = testKafka('faults-read').consumer({ groupId: uniqueName('faults-read') });
-  const amounts = new Map<string, number>();
   let events = 0;
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
@@ -292,11 +296,7 @@ async function readReports(topic: string, codec: EventCodec) {
       eachMessage: async ({ partition, message }) => {
         if (BigInt(message.offset) >= (ends.get(partition) ?? 0n)) return;
         events++;
-        const e = await codec.decode(message.value!);
-        if (e.eventType === 'StatusReported' && e.source === 'webhook') {
-          const amount = (e.payload as { amount: string }).amount;
-          amounts.set(amount, (amounts.get(amount) ?? 0) + 1);
-        }
+        visit(await codec.decode(message.value!));
         if (BigInt(events) === total) {
           clearTimeout(timer);
           resolve();
@@ -305,6 +305,18 @@ async function readReports(topic: string, codec: EventCodec) {
     });
   });
   await consumer.disconnect();
+  return events;
+}
+
+/** Every message of the topic (to its end offsets): how many, and each webhook report's amount, counted. */
+async function readReports(topic: string, codec: EventCodec) {
+  const amounts = new Map<string, number>();
+  const events = await readWholeTopic(topic, codec, (e) => {
+    if (e.eventType === 'StatusReported' && e.source === 'webhook') {
+      const amount = (e.payload as { amount: string }).amount;
+      amounts.set(amount, (amounts.get(amount) ?? 0) + 1);
+    }
+  });
   return { events, amounts };
 }
 
