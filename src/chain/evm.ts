@@ -16,6 +16,7 @@ import {
   ChainSourceRefusedError,
   depthStatus,
   keepTransfers,
+  notFound,
   RateLimiter,
   type ChainClient,
   type TxLookup,
@@ -58,31 +59,13 @@ export class EvmChainClient implements ChainClient {
   }
 
   async lookup(txid: string, currency: ChainCurrencyDefinition): Promise<TxLookup> {
-    if (!TXID.test(txid))
-      return {
-        status: 'not_found',
-        confirmations: 0,
-        block: null,
-        blockHash: null,
-        transfers: [],
-        proven: false,
-        detail: 'not an EVM transaction hash (0x and 64 hex digits)',
-      };
+    if (!TXID.test(txid)) return notFound('not an EVM transaction hash (0x and 64 hex digits)');
     const hash = txid.toLowerCase() as Hash;
     let tx;
     try {
       tx = await this.call('eth_getTransactionByHash', () => this.client.getTransaction({ hash }));
     } catch (e) {
-      if (e instanceof TransactionNotFoundError)
-        return {
-          status: 'not_found',
-          confirmations: 0,
-          block: null,
-          blockHash: null,
-          transfers: [],
-          proven: false,
-          detail: null,
-        };
+      if (e instanceof TransactionNotFoundError) return notFound(null);
       throw e;
     }
     if (tx.hash.toLowerCase() !== hash)

@@ -16,6 +16,17 @@ export interface TxLookup {
   detail: string | null;
 }
 
+/** A transaction the source does not know (or an id that cannot name one): nothing seen, with why. */
+export const notFound = (detail: string | null): TxLookup => ({
+  status: 'not_found',
+  confirmations: 0,
+  block: null,
+  blockHash: null,
+  transfers: [],
+  proven: false,
+  detail,
+});
+
 /** Looks transactions up on one chain source. */
 export interface ChainClient {
   lookup(txid: string, currency: ChainCurrencyDefinition): Promise<TxLookup>;

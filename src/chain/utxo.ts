@@ -8,6 +8,7 @@ import {
   ChainSourceRefusedError,
   depthStatus,
   keepTransfers,
+  notFound,
   RateLimiter,
   type ChainClient,
   type TxLookup,
@@ -92,15 +93,6 @@ export class EsploraChainClient implements ChainClient {
   }
 
   async lookup(txid: string, currency: ChainCurrencyDefinition): Promise<TxLookup> {
-    const notFound = (detail: string | null): TxLookup => ({
-      status: 'not_found',
-      confirmations: 0,
-      block: null,
-      blockHash: null,
-      transfers: [],
-      proven: false,
-      detail,
-    });
     if (!TXID.test(txid)) return notFound('not a transaction id (64 hex digits)');
     const id = txid.toLowerCase();
     const hex = await this.get(`/tx/${id}/hex`);
