@@ -25,7 +25,8 @@ import { sleep } from './rig.ts';
  * on both webhooks, swaps created through both gateways at a partner simulator that moves them to FINISHED
  * and pushes webhooks, both pollers polling and confirming), and one instance of each kind SIGKILLed mid-load
  * (the supervisor restarts it). Asserted: no acknowledged report lost or doubled, the journal equal to the
- * topic (exactly once) and a replay EQUAL, every outbox row in the log once, every verdict appended once per
+ * topic (exactly once) and a replay EQUAL, every outbox row in the log (a relay killed between
+ * Kafka's acknowledgement and its commit may publish one twice: same event id, folded once), every verdict appended once per
  * event it is based on, no swap's GET /status asked by two pollers at once (timed by a proxy in front of
  * the partner), and no payout observed twice on its chain (a node that knows none: one observation each).
  */
@@ -39,7 +40,7 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   });
 
-  it('nothing lost or doubled, each outbox row in the log once, each verdict once per event, no swap polled by two at once', async () => {
+  it('nothing lost or doubled, every outbox row in the log, each verdict once per event, no swap polled by two at once', async () => {
     const stack = testStack();
     const topic = uniqueName('replicas');
     const admin = testKafka('replicas-topics').admin();
@@ -297,7 +298,10 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
       [topic],
     );
     const outboxUnpublished = outboxRows.rows.filter((r) => !r.published).length;
-    const outboxNotOnce = outboxRows.rows.filter((r) => inLog.ids.get(r.event_id) !== 1).length;
+    // At least once by design: a relay killed between Kafka's acknowledgement and its commit publishes the
+    // row again (README, the outbox relay's one window); the copy has the row's event id, folded once.
+    const outboxMissing = outboxRows.rows.filter((r) => (inLog.ids.get(r.event_id) ?? 0) === 0).length;
+    const outboxTwice = outboxRows.rows.filter((r) => (inLog.ids.get(r.event_id) ?? 0) > 1).length;
     const verdicts = await q('select count(*)::int as n from reconciliation_history');
     const verdictsTwice = await q(
       'select count(*)::int as n from (select based_on_event_id from reconciliation_history group by 1 having count(*) > 1) t',
@@ -320,7 +324,7 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
             ' ',
           )}; 0: refused while its instance was down, no load balancer here), swaps created ${created.length} ` +
         `(final ${judged}), kills [${kills.join('; ')}] (restarted by the supervisor ${restarts}), lost ${lost}, doubled ${doubled}, ` +
-        `event ids twice in the log ${idsTwice}, chain observations ${inLog.observed.size} transactions (observed twice ${observedTwice}), outbox rows ${outboxRows.rows.length} (not exactly once in the log ${outboxNotOnce}, unpublished ${outboxUnpublished}), ` +
+        `event ids twice in the log ${idsTwice}, chain observations ${inLog.observed.size} transactions (observed twice ${observedTwice}), outbox rows ${outboxRows.rows.length} (not in the log ${outboxMissing}, twice in it ${outboxTwice}, unpublished ${outboxUnpublished}), ` +
         `verdicts ${verdicts} (twice on one event ${verdictsTwice}), GET /status ${proxy.calls.length} (two pollers at once ${overlaps}), replay ${verdict}`,
     );
     expect(byStatus['500'] ?? 0, 'answers 500').toBe(0);
@@ -332,7 +336,7 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
     expect(journaled, 'journal rows (exactly once) against events in the topic').toBe(inLog.events);
     expect(outboxRows.rows.length).toBeGreaterThanOrEqual(created.length);
     expect(outboxUnpublished, 'outbox rows never published').toBe(0);
-    expect(outboxNotOnce, 'outbox rows not in the log exactly once').toBe(0);
+    expect(outboxMissing, 'outbox rows not in the log').toBe(0);
     expect(verdicts).toBeGreaterThan(0);
     expect(verdictsTwice, 'verdicts appended twice on one event').toBe(0);
     expect(proxy.calls.length).toBeGreaterThan(created.length);
