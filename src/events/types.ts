@@ -183,7 +183,7 @@ export type ChainFamily = 'evm' | 'utxo';
  * found: at the depth needed; pending: seen with fewer confirmations (0: in the mempool); not_found; reverted:
  * mined and failed (EVM status 0), so it pays nothing.
  */
-export type ChainObservationStatus = 'found' | 'pending' | 'not_found' | 'reverted';
+export type ChainObservationStatus = 'found' | 'pending' | 'not_found' | 'reverted' | 'refused';
 
 /** One movement of value a chain transaction made. */
 export interface ChainTransfer {
@@ -192,6 +192,11 @@ export interface ChainTransfer {
   recipient: string;
   /** Atomic units, decimal text of an integer: never a JS number. */
   amount: string;
+  /**
+   * Which movement of the transaction: UTXO output index, EVM token Transfer log index; null for an EVM
+   * transaction's own native value (and in events written before it was recorded). One transfer, one claim.
+   */
+  index?: number | null;
 }
 
 /**
@@ -217,6 +222,12 @@ export interface ChainTransactionObserved {
   deadlinePassed: boolean;
   observedAt: string;
   detail: string | null;
+  /** ISO-8601 UTC time of the block that mined it; null until mined (or in older events). */
+  blockTime?: string | null;
+  /** Fee the transaction spent, atomic units of the chain's native asset; null when not known. */
+  fee?: string | null;
+  /** EVM: a contract call, whose internal native value moves the standard JSON-RPC does not show. */
+  contractCall?: boolean;
 }
 
 export interface PayloadByType {
