@@ -69,7 +69,6 @@ async function main(): Promise<void> {
         GATEWAY_PORT: '0',
         CONSOLE_PORT: '0',
         CONSOLE_KEY_DIGESTS: key.sha256,
-        KAFKAJS_NO_PARTITIONER_WARNING: '1',
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],

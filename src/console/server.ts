@@ -83,7 +83,7 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 4096,
     // Swap ids up to PATH_ID's bound reach the handler, which answers 400 beyond it.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
   });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
     done(null, Object.fromEntries(new URLSearchParams(body as string))),

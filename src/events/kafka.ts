@@ -44,7 +44,14 @@ export function createKafka(options: KafkaOptions): Kafka {
       ({ level, label, log }: LogEntry) => {
         if (!logger) return;
         const { message, ...extra } = log;
-        logger[levels[level] ?? 'info']({ kafkajs: label, ...extra }, `kafkajs: ${message}`);
+        // kafkajs logs every error answer of a broker at ERROR before its retrier takes it (the coordinator not
+        // yet elected at a fresh start, a leader moving): a failure that outlasts the retries reaches our code
+        // as a thrown error and is logged there, so the broker's answer itself is info.
+        const retried = level === logLevel.ERROR && /^Response \w+\(/.test(String(message));
+        logger[retried ? 'info' : (levels[level] ?? 'info')](
+          { kafkajs: label, ...extra },
+          `kafkajs: ${message}`,
+        );
       },
   });
   made.set(kafka, options);

@@ -28,6 +28,10 @@ export async function startOpsListener(options: {
   logger: Logger;
 }): Promise<OpsListener> {
   const app = Fastify({ logger: false });
+  // A worker not yet ready while it starts is the normal start (info); once it has been ready, a fall back is
+  // something wrong (warn), said once when the failing checks change rather than at every probe.
+  let beenReady = false;
+  let lastFailed = '';
   app.get('/metrics', async (_request, reply) =>
     reply.type(options.metrics.contentType).send(await options.metrics.expose()),
   );
@@ -43,7 +47,11 @@ export async function startOpsListener(options: {
       }),
     );
     const ready = results.every((r) => r.ok);
-    if (!ready) options.logger.warn({ failed: results.filter((r) => !r.ok) }, 'not ready');
+    const failed = results.filter((r) => !r.ok);
+    const said = JSON.stringify(failed.map((r) => r.name));
+    if (ready) beenReady = true;
+    else if (said !== lastFailed) options.logger[beenReady ? 'warn' : 'info']({ failed }, 'not ready');
+    lastFailed = ready ? '' : said;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks: results });
   });
   await app.listen({ host: options.host, port: options.port });

@@ -1,3 +1,4 @@
+import { Partitioners } from 'kafkajs';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, PartitionAssigner, Producer } from 'kafkajs';
 import type pg from 'pg';
 import { EventDecodeError, type EventCodec } from '../events/codec.ts';
@@ -117,6 +118,8 @@ export class Projector {
       if (this.rebuilding.done) return; // nothing to fold (an empty log, or a rebuild already complete)
     } else {
       this.producer = this.options.kafka.producer({
+        // kafkajs' default (murmur2, as Java's); named so that kafkajs does not warn at every start.
+        createPartitioner: Partitioners.DefaultPartitioner,
         idempotent: true,
         maxInFlightRequests: 1,
         // Unlimited retries, as idempotence needs (kafkajs warned at start that limited ones "may invalidate

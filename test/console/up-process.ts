@@ -55,7 +55,6 @@ export function startUp(extraArgs: string[] = []): UpProcess {
         GATEWAY_PORT: '0',
         CONSOLE_PORT: '0',
         CONSOLE_KEY_DIGESTS: key.sha256,
-        KAFKAJS_NO_PARTITIONER_WARNING: '1',
         LOG_LEVEL: 'info',
         // Quicker partner steps than a person watching the demo wants: the test has a tight budget.
         DEMO_STEP_MS: '1000',
