@@ -130,7 +130,6 @@ export async function benchReplay(
   const tenth = await replayInChild(topic, 10, batch);
   const full = await replayInChild(topic, 1, batch, profileDir);
   const rate = Math.round(full.events / full.seconds);
-  const projected = 1e6 / rate;
   const rssRatio = full.peakRssMiB / tenth.peakRssMiB;
   return {
     topic,
@@ -152,17 +151,24 @@ export async function benchReplay(
         pass: rate >= 1e6 / 60,
         note: `${full.events} events in ${round(full.seconds, 1)} s (12 partitions, group join and checksum included: fold ${round(full.phases.foldSeconds, 1)} s, then side by side index builds ${round(full.phases.finishSeconds, 1)} s and checksums ${round(full.phases.checksumSeconds, 1)} s); CPU an event: replay process ${full.cpu.self} µs, Postgres ${full.cpu.postgres} µs, Kafka ${full.cpu.kafka} µs, machine ${full.cpu.machine} µs in all (at that cost the cores allow ${coresAllow(full.cpu.machine)} ev/s); checksum ${full.checksum}`,
       },
-      {
-        name: 'replay of 1M events, projected',
-        value: round(projected, 1),
-        unit: 's',
-        goal: '< 60 s',
-        pass: projected < 60,
-        note:
-          full.events >= 1e6
-            ? `measured: ${full.events} events rebuilt in ${round(full.seconds, 1)} s`
-            : `projected from ${full.events} events at ${rate} ev/s`,
-      },
+      // A figure labeled 1M is measured on 1M events: below that, this run says what it measured and where the
+      // 1M figure comes from (`npm run bench:growth` replays 100k, 1M and 3M).
+      full.events >= 1e6
+        ? {
+            name: 'replay of 1M events',
+            value: round(full.seconds, 1),
+            unit: 's',
+            goal: '< 60 s',
+            pass: full.seconds < 60,
+            note: `measured: ${full.events} events rebuilt in ${round(full.seconds, 1)} s`,
+          }
+        : {
+            name: `replay of ${full.events} events`,
+            value: round(full.seconds, 1),
+            unit: 's',
+            goal: 'none here: the 1M figure is measured by npm run bench:growth',
+            note: `measured on ${full.events} events, not extrapolated to 1M`,
+          },
       {
         name: 'replay peak RSS at N',
         value: full.peakRssMiB,

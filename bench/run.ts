@@ -56,8 +56,8 @@ async function main() {
   const topics: string[] = [];
   const kafka = createKafka({ brokers: env.KAFKA_BROKERS.split(','), clientId: 'bench' });
   try {
-    // The reconciler first: after a large replay, Postgres is busy vacuuming its rows for a while (measured:
-    // 4,149 swaps/s right after a 1M replay, 5,581 alone).
+    // The reconciler first: after a large replay, Postgres is busy vacuuming its rows for a while, which
+    // lowers the reconciler's figure (docs/benchmarks.md).
     if (wants('reconciler')) {
       const r = await benchReconciler(
         kafka,
@@ -73,7 +73,7 @@ async function main() {
     }
     let foldRate = 0;
     // Generated after the reconciler's figure: a heap holding a million events made its GC, and so its
-    // worker's CPU a swap, ~1.7x what `reconciler run` spends (measured: 780-964 against 470-560 µs).
+    // worker's CPU a swap, well above what `reconciler run` spends (docs/benchmarks.md).
     const events = wants('projector') || wants('replay') ? generate(n) : [];
     if (wants('projector') || wants('replay')) {
       const projectorEvents = events.slice(0, intOption('projector-events', 60_000));
