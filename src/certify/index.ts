@@ -3,4 +3,4 @@ export { certifyPartner, exitCodeOf, DEFAULT_TIME_LIMIT_MS, type CertifyReport }
 export type { CertifyOptions, CertifyTarget } from './context.ts';
 export { targetFromDefinition, targetFromRegistry } from './target.ts';
 export { consoleLines, renderReport, reportFormatOf, summaryLine, type ReportFormat } from './report.ts';
-export type { Check, RequirementResult, Verdict } from './requirement.ts';
+export type { Check, RequirementResult, RequirementVerdict } from './requirement.ts';

@@ -3,7 +3,7 @@
  * that each carry their evidence (the exchange seen, what was expected, what came back).
  */
 
-export type Verdict = 'PASS' | 'FAIL' | 'WARN' | 'SKIP';
+export type RequirementVerdict = 'PASS' | 'FAIL' | 'WARN' | 'SKIP';
 export type Area = 'catalog' | 'quote' | 'swaps' | 'status' | 'webhook' | 'http';
 
 /** One HTTP exchange as certification saw it; auth header values are never kept. */
@@ -22,7 +22,7 @@ export interface ExchangeRecord {
 }
 
 export interface Check {
-  readonly verdict: Exclude<Verdict, 'SKIP'>;
+  readonly verdict: Exclude<RequirementVerdict, 'SKIP'>;
   /** What was checked, in a few words. */
   readonly what: string;
   readonly expected?: string;
@@ -34,7 +34,7 @@ export interface RequirementResult {
   readonly id: string;
   readonly area: Area;
   readonly title: string;
-  readonly verdict: Verdict;
+  readonly verdict: RequirementVerdict;
   /** One line: the first failing check, or why it was skipped, or what passed. */
   readonly summary: string;
   readonly checks: readonly Check[];
@@ -60,7 +60,7 @@ export const warn = (what: string, expected?: string, actual?: string): Problem 
   verdict: 'WARN',
 });
 
-const RANK: Readonly<Record<Verdict, number>> = { SKIP: 0, PASS: 1, WARN: 2, FAIL: 3 };
+const RANK: Readonly<Record<RequirementVerdict, number>> = { SKIP: 0, PASS: 1, WARN: 2, FAIL: 3 };
 
 /** Collects the checks of one requirement; a requirement with no check is SKIP with its reason. */
 export class Requirement {
@@ -105,7 +105,7 @@ export class Requirement {
   }
 
   result(): RequirementResult {
-    const verdict = this.checks.reduce<Verdict>(
+    const verdict = this.checks.reduce<RequirementVerdict>(
       (worst, c) => (RANK[c.verdict] > RANK[worst] ? c.verdict : worst),
       'SKIP',
     );

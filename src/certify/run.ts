@@ -1,5 +1,5 @@
 import type { ExchangeRecord } from './requirement.ts';
-import { fail, type Problem, type RequirementResult, type Verdict } from './requirement.ts';
+import { fail, type Problem, type RequirementResult, type RequirementVerdict } from './requirement.ts';
 import { CertifyContext, type CertifyOptions, type CertifyTarget } from './context.ts';
 import { PartnerHttp } from './http.ts';
 import { certifyCatalog } from './catalog.ts';
@@ -22,7 +22,7 @@ export interface CertifyReport {
     readonly minQuoteValidityMs: number;
   };
   readonly requirements: readonly RequirementResult[];
-  readonly counts: Readonly<Record<Verdict, number>>;
+  readonly counts: Readonly<Record<RequirementVerdict, number>>;
 }
 
 export const DEFAULT_TIME_LIMIT_MS = 5_000;
@@ -101,7 +101,7 @@ export async function certifyPartner(target: CertifyTarget, options: CertifyOpti
       );
 
   const requirements = ctx.requirements.map((r) => r.result());
-  const counts: Record<Verdict, number> = { PASS: 0, FAIL: 0, WARN: 0, SKIP: 0 };
+  const counts: Record<RequirementVerdict, number> = { PASS: 0, FAIL: 0, WARN: 0, SKIP: 0 };
   for (const r of requirements) counts[r.verdict]++;
   return {
     providerId: target.providerId,

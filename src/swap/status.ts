@@ -31,6 +31,17 @@ export const STATUS_CLASSES: readonly StatusClass[] = ['open', 'closed', 'final'
 export const DEFAULT_FINAL_STATUSES: readonly InternalStatus[] = ['FINISHED', 'REFUNDED'];
 /** Closed-but-reopenable statuses, unless a provider lists one of them among its final ones. */
 export const CLOSED_STATUSES: readonly InternalStatus[] = ['EXPIRED'];
+/** The statuses in which a swap has ended by default (final or closed): the console's "ended" count. */
+export const ENDED_STATUSES: readonly InternalStatus[] = [...DEFAULT_FINAL_STATUSES, ...CLOSED_STATUSES];
+/** The internal statuses in the order a swap lives through them, for lists and filters. */
+export const LIFECYCLE_ORDER: readonly InternalStatus[] = [
+  'PENDING',
+  'ON_HOLD',
+  'UNKNOWN',
+  'EXPIRED',
+  'FINISHED',
+  'REFUNDED',
+];
 
 /** The class of a status under a provider's final set. */
 export function statusClassOf(status: string, finals: ReadonlySet<string>): StatusClass {

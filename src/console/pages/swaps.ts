@@ -1,9 +1,6 @@
 import type { ConsoleDb } from '../db.ts';
 import { badge, html, swapLink, table, time, type Html } from '../html.ts';
-import { CREATED_STATUS, INTERNAL_STATUSES } from '../../swap/status.ts';
-
-/** Lifecycle order for the filter; any internal status not listed here comes after them. */
-const STATUS_ORDER = ['PENDING', 'ON_HOLD', 'UNKNOWN', 'EXPIRED', 'FINISHED', 'REFUNDED'];
+import { CREATED_STATUS, ENDED_STATUSES, INTERNAL_STATUSES, LIFECYCLE_ORDER } from '../../swap/status.ts';
 
 /**
  * The statuses a projected swap can have: the fold's own CREATED (no report yet) and the internal statuses
@@ -11,8 +8,8 @@ const STATUS_ORDER = ['PENDING', 'ON_HOLD', 'UNKNOWN', 'EXPIRED', 'FINISHED', 'R
  */
 export const STATUSES: readonly string[] = [
   CREATED_STATUS,
-  ...STATUS_ORDER.filter((s) => (INTERNAL_STATUSES as readonly string[]).includes(s)),
-  ...INTERNAL_STATUSES.filter((s) => !STATUS_ORDER.includes(s)),
+  ...LIFECYCLE_ORDER,
+  ...INTERNAL_STATUSES.filter((s) => !LIFECYCLE_ORDER.includes(s)),
 ];
 
 /** A check verdict that never is a swap's: the check does not apply to its outcome (never counted). */
@@ -149,10 +146,10 @@ export async function swapsLive(db: ConsoleDb, f: SwapFilters): Promise<Html> {
       .toString();
   const cards: [string, string, string][] = [
     ['all swaps', sum(() => true), 'all'],
-    ...['FINISHED', 'REFUNDED', 'EXPIRED'].map(
+    ...ENDED_STATUSES.map(
       (s) => [s.toLowerCase(), sum((c) => c.status === s), s] as [string, string, string],
     ),
-    ['open', sum((c) => !['FINISHED', 'REFUNDED', 'EXPIRED'].includes(c.status)), 'open'],
+    ['open', sum((c) => !(ENDED_STATUSES as readonly string[]).includes(c.status)), 'open'],
     ['mismatches', sum((c) => c.verdict === 'MISMATCH'), 'MISMATCH'],
   ];
   return html`<div class="cards">
