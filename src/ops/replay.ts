@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: replay's life in one place (plan the end offsets, rebuild into a fresh schema,
+// check it against the live one, promote under the projector's lock, list and drop), so that each step's
+// guard sees the others' marks (the extent, the check) where they are written.
 import { Worker } from 'node:worker_threads';
 import v8 from 'node:v8';
 import type { Kafka } from 'kafkajs';
@@ -13,10 +16,6 @@ import { foldRebuildPart, type RebuildPartData } from '../projector/rebuild-part
 import { finishRebuild, isUnfinishedRebuild, prepareRebuild } from '../projector/rebuild.ts';
 import { ensureFinanceViews } from '../ledger/finance-views.ts';
 import type { Logger } from '../observability/log.ts';
-
-// Over 400 lines on purpose: replay's life in one place (plan the end offsets, rebuild into a fresh schema,
-// check it against the live one, promote under the projector's lock, list and drop), so that each step's
-// guard sees the others' marks (the extent, the check) where they are written.
 
 /** Where a replay stops: every partition's end, given end offsets (exclusive), or a point in time. */
 export type ReplayUntil =

@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: the consumer-group member's kafkajs callbacks (assignment, each batch, the
+// group commit, pauses behind dead letters) and its rebuild mode share one member's state; the fold, the
+// batch writer and the rebuild's bulk load live apart (fold.ts, batch.ts, rebuild.ts).
 import { Partitioners } from 'kafkajs';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, PartitionAssigner, Producer } from 'kafkajs';
 import type pg from 'pg';
@@ -17,10 +20,6 @@ import { GroupCommit } from './group-commit.ts';
 import { deadLetterId } from './fold.ts';
 import { traceFolded } from './tracing.ts';
 import type { JournalRow, Position } from './state.ts';
-
-// Over 400 lines on purpose: the consumer-group member's kafkajs callbacks (assignment, each batch, the
-// group commit, pauses behind dead letters) and its rebuild mode share one member's state; the fold, the
-// batch writer and the rebuild's bulk load live apart (fold.ts, batch.ts, rebuild.ts).
 
 export interface ProjectorOptions {
   kafka: Kafka;
