@@ -93,6 +93,8 @@ describe(`a swap created while Postgres restarts, on ${CLUSTER_BROKERS} brokers`
     await codec.register(); // before the restart: the registry keeps its storage in that Postgres
 
     let restarted: Promise<void> | undefined;
+    // However the test ends, the server is started again before the next scenario.
+    stops.unshift(() => restarted ?? Promise.resolve());
     proxy!.arm(async () => {
       // The partner has created the swap; the gateway has not heard of it yet.
       await server.stop();
