@@ -248,6 +248,11 @@ export const configSpec = {
     default: 120_000,
     doc: 'An Idempotency-Key in progress longer than this has an unknown outcome: answered with the recorded outcome or 409 "outcome unknown" (swap-ledger requests stuck / resolve)',
   },
+  GATEWAY_RECORD_RETRY_MS: {
+    parse: int(0, 600_000),
+    default: 20_000,
+    doc: 'How long the gateway retries recording a swap the partner created (created_swaps and its SwapCreated outbox row) while Postgres fails, before it appends the SwapCreated straight to Kafka',
+  },
   OUTBOX_RELAY_INTERVAL_MS: {
     parse: int(100, 3_600_000),
     default: 1000,

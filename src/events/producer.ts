@@ -10,7 +10,7 @@ import {
 } from '@platformatic/kafka';
 import { kafkaOptionsOf } from './kafka.ts';
 import { partitionKeyOf } from './keys.ts';
-import { partitionOf, produceOutcome } from './produce-rules.ts';
+import { laneStepAfterFailure, partitionOf, produceOutcome, unknownBeforeLast } from './produce-rules.ts';
 import { assertReplicated } from './topics.ts';
 import type { Logger } from '../observability/log.ts';
 import {
@@ -56,7 +56,8 @@ interface Part {
  * One partition's writes: a queue, and the batch in flight. A batch whose outcome is unknown (no answer,
  * a timeout, a leader change) stays the batch, sent again as it was until Kafka answers: the same
  * messages under the same sequence number are either written now or recognised as written already. A
- * different batch under that number would be taken for the first one and dropped (acknowledged: lost).
+ * different batch under that number would be taken for the first one and dropped (acknowledged: lost);
+ * so a batch refused after an attempt of unknown outcome gives up its number with the producer id.
  */
 interface Lane {
   partition: number;
@@ -425,7 +426,8 @@ export class EventAppender {
 
   /**
    * A lane's batch not acknowledged: refused by Kafka, its appends fail; otherwise (outcome unknown) it
-   * is sent again as it is, alone, after a backoff.
+   * is sent again as it is, alone, after a backoff. A refusal after an attempt of unknown outcome renews
+   * the producer id before the lane sends anything else (laneStepAfterFailure).
    */
   private failed(
     lane: Lane,
@@ -434,17 +436,24 @@ export class EventAppender {
     producer: Producer<string, Buffer, string, string>,
   ): void {
     const batch = lane.batch!;
+    const earlierUnknown = lane.failures > 0 || unknownBeforeLast(error);
+    const step = laneStepAfterFailure(outcome, earlierUnknown);
     const log = { err: error, partition: lane.partition, appends: batch.length, outcome };
-    if (outcome === 'refused') {
+    if (step.renewProducer) this.renewProducer(producer);
+    if (!step.resend) {
       lane.batch = undefined;
       lane.failures = 0;
-      this.options.logger?.error(log, 'Kafka refused a batch');
+      this.options.logger?.error(
+        { ...log, earlierUnknown },
+        earlierUnknown
+          ? 'Kafka refused a batch an earlier attempt may have written: a new producer id'
+          : 'Kafka refused a batch',
+      );
       for (const part of batch) this.settle(part.pending, error as Error);
       return;
     }
     lane.failures++;
     lane.retryAt = Date.now() + Math.min(1000, 50 * 2 ** Math.min(lane.failures - 1, 5));
-    if (outcome === 'desync') this.renewProducer(producer);
     // The first failure of a run, then every tenth: a leader away for a minute logs a few lines.
     if (lane.failures % 10 === 1)
       this.options.logger?.warn(
@@ -454,8 +463,9 @@ export class EventAppender {
   }
 
   /**
-   * A new producer id after a sequence error (its batch was not written). Sends in flight on the old
-   * producer end with it and are sent again on the new one.
+   * A new producer id (sequences from 0) after a sequence error, or after a refusal of a batch the broker
+   * may hold. Sends in flight on the old producer end with it and are sent again on the new one (if the
+   * old one wrote them, twice: same event ids, which the projector ignores).
    */
   private renewProducer(failed: Producer<string, Buffer, string, string>): void {
     if (this.producer !== failed || this.stopped) return;

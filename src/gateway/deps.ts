@@ -10,7 +10,7 @@ import type { GatewayMetrics } from './metrics.ts';
 export interface GatewayServiceDeps {
   readonly pool: pg.Pool;
   readonly partners: { get(providerId: string): Promise<ProviderPartner | undefined> };
-  readonly publisher: Pick<DurablePublisher, 'publish' | 'publishWith'>;
+  readonly publisher: Pick<DurablePublisher, 'publish' | 'publishWith' | 'publishWithKept'>;
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
   readonly now: () => Date;
@@ -18,6 +18,8 @@ export interface GatewayServiceDeps {
   readonly quoteMinValidityMs: number;
   /** An Idempotency-Key in progress longer than this has an unknown outcome. Default 2 minutes. */
   readonly idempotencyLeaseMs?: number;
+  /** How long a created swap's record is retried in Postgres before it goes straight to Kafka. Default 20 s. */
+  readonly recordRetryMs?: number;
 }
 
 export interface QuoteBody {

@@ -29,7 +29,8 @@ export type GatewayConfig = AppenderConfig &
     | 'GATEWAY_IDEMPOTENCY_LEASE_MS'
     | 'OUTBOX_RELAY_INTERVAL_MS'
     | 'OUTBOX_RELAY_BATCH'
-  >;
+  > &
+  Partial<Pick<Config, 'GATEWAY_RECORD_RETRY_MS'>>;
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
@@ -107,6 +108,7 @@ export async function startGateway(
       now: extra.now ?? (() => new Date()),
       quoteMinValidityMs: config.GATEWAY_QUOTE_MIN_VALIDITY_MS,
       idempotencyLeaseMs: config.GATEWAY_IDEMPOTENCY_LEASE_MS,
+      recordRetryMs: config.GATEWAY_RECORD_RETRY_MS,
     });
     const app = buildGatewayServer({ service, keys, logger, metrics });
     const { url, port } = await listenEdge(

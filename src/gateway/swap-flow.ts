@@ -139,7 +139,13 @@ export class SwapFlow {
     }
 
     const answer = await this.callPartner(p, body, request, requestId, quote);
-    await completeIdempotency(pool, idempotencyKey, requestId, answer.status, answer.body);
+    try {
+      await completeIdempotency(pool, idempotencyKey, requestId, answer.status, answer.body);
+    } catch (e) {
+      // The outcome is recorded (Postgres or Kafka): the wallet gets it; a retry of the key after its
+      // lease settles from the record (or `requests resolve`).
+      this.deps.logger.error({ err: e, requestId }, 'the idempotency key could not be completed');
+    }
     return answer;
   }
 
@@ -242,13 +248,15 @@ export class SwapFlow {
       );
     // Durable before visible: created_swaps (which the webhook and poller read) and the SwapCreated outbox
     // row commit together, before any Kafka send; a crash after the commit leaves the relay to send it.
+    // The partner holds the swap already: a failed write is retried within a bound, then Kafka takes it.
     try {
-      await this.deps.publisher.publishWith(
+      await this.deps.publisher.publishWithKept(
         [event],
         // The time as the event records it (strict ISO-8601 UTC), never the partner's text as sent.
         (client) =>
           recordCreatedSwap(client, { swapId: swap.swapId, providerId, createdAt: event.payload.createdAt }),
         'swap created: queued with its created_swaps row',
+        this.deps.recordRetryMs ?? 20_000,
       );
     } catch (e) {
       // Last resort: the whole event in the log, so an operator can append it by hand.

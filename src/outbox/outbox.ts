@@ -175,6 +175,64 @@ export class DurablePublisher {
     }
   }
 
+  /**
+   * publishWith for a fact that already exists outside the platform (a swap the partner created): it must
+   * be kept somewhere, so a failed transaction is not the end. It is retried, with a growing pause, for
+   * `keepMs` (a Postgres restart or failover takes seconds; the row writes are idempotent, so a commit
+   * whose answer was lost is harmless to repeat). Past that the events go straight to Kafka (the caller's
+   * rows are then missing: the projection makes the events visible once folded). Why no local spool: a
+   * file on the gateway's disk is lost with its container and would need a drain at start; the two stores
+   * the platform already trusts are tried instead. Throws OutboxWriteError only when neither took them.
+   */
+  async publishWithKept(
+    events: readonly SwapEvent[],
+    write: (client: pg.ClientBase) => Promise<void>,
+    reason: string,
+    keepMs: number,
+  ): Promise<PublishPath> {
+    const { logger, appender } = this.options;
+    const until = this.now() + keepMs;
+    let pauseMs = 250;
+    let attempts = 0;
+    for (;;) {
+      attempts++;
+      try {
+        const path = await this.publishWith(events, write, reason);
+        if (attempts > 1)
+          logger.warn(
+            { attempts, events: events.map((e) => e.eventId) },
+            'recorded after a retried outbox write',
+          );
+        return path;
+      } catch (e) {
+        if (!(e instanceof OutboxWriteError)) throw e;
+        if (this.now() + pauseMs > until) {
+          logger.error(
+            { err: { message: e.message }, attempts, events: events.map((d) => d.eventId) },
+            'the outbox write failed within its bound; the events go straight to Kafka',
+          );
+          try {
+            await appender.appendAll([...events]);
+          } catch (k) {
+            throw new OutboxWriteError(
+              `neither Postgres (${attempts} attempts in ${keepMs} ms: ${e.message}) nor Kafka (${(k as Error).message}) took ${events.length} event(s)`,
+              { cause: k },
+            );
+          }
+          this.options.metrics?.published.inc({ path: 'kafka' }, events.length);
+          return 'kafka';
+        }
+        if (attempts === 1)
+          logger.warn(
+            { err: { message: e.message }, keepMs, events: events.map((d) => d.eventId) },
+            'the outbox write failed; retried within its bound',
+          );
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        pauseMs = Math.min(pauseMs * 2, 2000);
+      }
+    }
+  }
+
   private get flush(): (key: string) => Promise<void> {
     this.flusher ??= outboxKeyFlusher({
       pool: this.options.pool,

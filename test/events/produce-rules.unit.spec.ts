@@ -7,7 +7,12 @@ import {
   TimeoutError,
   UserError,
 } from '@platformatic/kafka';
-import { partitionOf, produceOutcome } from '../../src/events/produce-rules.ts';
+import {
+  laneStepAfterFailure,
+  partitionOf,
+  produceOutcome,
+  unknownBeforeLast,
+} from '../../src/events/produce-rules.ts';
 import { swapEventPartitioner } from '../../src/events/producer.ts';
 import { quoteKey, requestKey, swapKey } from '../../src/events/keys.ts';
 
@@ -61,5 +66,41 @@ describe('what a failed produce says of its batch', () => {
     expect(produceOutcome(answered(45))).toBe('desync'); // OUT_OF_ORDER_SEQUENCE_NUMBER
     expect(produceOutcome(retried(answered(59)))).toBe('desync'); // UNKNOWN_PRODUCER_ID
     expect(produceOutcome(new ProtocolError('INVALID_PRODUCER_EPOCH'))).toBe('desync');
+  });
+});
+
+describe("a lane's step after a failed send", () => {
+  it('an attempt before the last one of unknown outcome is seen through the client retries', () => {
+    expect(unknownBeforeLast(retried(new NetworkError('Connection closed'), answered(10)))).toBe(true);
+    expect(unknownBeforeLast(retried(answered(6), answered(87)))).toBe(true); // NOT_LEADER, then INVALID_RECORD
+    // As the client reports one destination's retries: wrapped again ("Producing messages failed.").
+    const perDestination = (e: Error) => new MultipleErrors('Producing messages failed.', [e]);
+    expect(
+      unknownBeforeLast(perDestination(retried(new NetworkError('Connection closed'), answered(10)))),
+    ).toBe(true);
+    expect(unknownBeforeLast(perDestination(retried(answered(10))))).toBe(false);
+    expect(unknownBeforeLast(retried(answered(10)))).toBe(false);
+    expect(unknownBeforeLast(retried(answered(87), answered(10)))).toBe(false); // refused twice: never written
+    expect(unknownBeforeLast(answered(10))).toBe(false);
+    expect(unknownBeforeLast(new TimeoutError('Request timed out'))).toBe(false); // the last attempt itself
+    expect(unknownBeforeLast(new Error('anything else'))).toBe(false);
+  });
+
+  it('refused at its first attempt: its appends fail, the producer id stays', () => {
+    expect(laneStepAfterFailure('refused', false)).toEqual({ resend: false, renewProducer: false });
+  });
+
+  it('refused after an attempt of unknown outcome: its appends fail and no later batch gets its sequence range', () => {
+    expect(laneStepAfterFailure('refused', true)).toEqual({ resend: false, renewProducer: true });
+  });
+
+  it('outcome unknown: the same batch is sent again under the same producer id', () => {
+    expect(laneStepAfterFailure('unknown', false)).toEqual({ resend: true, renewProducer: false });
+    expect(laneStepAfterFailure('unknown', true)).toEqual({ resend: true, renewProducer: false });
+  });
+
+  it('a sequence error: sent again on a new producer id', () => {
+    expect(laneStepAfterFailure('desync', false)).toEqual({ resend: true, renewProducer: true });
+    expect(laneStepAfterFailure('desync', true)).toEqual({ resend: true, renewProducer: true });
   });
 });

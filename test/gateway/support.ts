@@ -51,6 +51,8 @@ export async function startPlatform(options: {
   logger?: Logger;
   /** false: no projector until startProjector() (a test that stops Kafka starts it after). */
   projector?: boolean;
+  /** The partner's base URL the gateway is given (a proxy in front of the simulator's). */
+  partnerUrl?: (simulatorUrl: string) => Promise<string>;
 }): Promise<Platform> {
   const stack = testStack();
   const logger =
@@ -67,13 +69,14 @@ export async function startPlatform(options: {
     ...options.sim,
   });
   const key = sim.partnerKey();
+  const partnerUrl = options.partnerUrl ? await options.partnerUrl(sim.url) : sim.url;
   const file = join(mkdtempSync(join(tmpdir(), 'gateway-providers-')), 'providers.yaml');
   writeFileSync(
     file,
     [
       'providers:',
       `  - id: ${providerId}`,
-      `    client: { baseUrl: "${sim.url}", timeouts: { readMs: 5000, swapMs: 5000 }, retry: { maxAttempts: 2, baseDelayMs: 50 } }`,
+      `    client: { baseUrl: "${partnerUrl}", timeouts: { readMs: 5000, swapMs: 5000 }, retry: { maxAttempts: 2, baseDelayMs: 50 } }`,
       `    webhookKeys: [{ keyId: k1, sha256: "${hookKey.sha256}" }]`,
       `    payloadKeys: [{ keyId: ${key.keyId}, curve: ${key.curve}, publicKey: "${String(key.publicKey)}", validFrom: "${key.validFrom}" }]`,
       '    currencies: { btc: BTC, eth: ETH, ltc: LTC, xrp: XRP, usdt: USDT, sol: SOL, bat: BAT, pol: POL }',
