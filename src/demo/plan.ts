@@ -10,6 +10,8 @@ export interface DemoSwap {
   readonly outcome: 'FINISHED' | 'REFUNDED' | 'EXPIRED';
   /** A simulator fault the reconciler should catch. */
   readonly fault?: SwapFault;
+  /** A float swap the wallet sends without a quote: the gateway asks the partner for one. */
+  readonly withoutQuote?: true;
 }
 
 /**
@@ -66,6 +68,17 @@ export const FIRST_WAVE: readonly DemoSwap[] = [
     amount: '2',
     outcome: 'FINISHED',
     fault: 'network-fee-above-quote',
+  },
+  // A float swap sent without a quote, its network fee inflated at creation: the gateway's own quote catches
+  // it (quote.fee.payout_network MISMATCH); before every swap had a quote it was MATCHED.
+  {
+    method: 'float',
+    from: 'ltc',
+    to: 'eth',
+    amount: '2',
+    outcome: 'FINISHED',
+    fault: 'network-fee-above-quote',
+    withoutQuote: true,
   },
   // The chain as the last witness: a payout the partner reports that pays someone else (chain.payout MISMATCH).
   {

@@ -99,8 +99,6 @@ export async function provisionDemo(
         .map(([p, q]) => `${p}: ${q}`)
         .join(', ')} }`,
       '    statusMap: { EXCHANGING: PENDING, SENDING: PENDING }',
-      // The simulator's webhooks carry the referral fee in networkFees ("referral or extra fee").
-      '    webhookNetworkFees: referral',
       '    pollIntervalSeconds: 2',
       '    rateLimit: { perSecond: 200, burst: 400 }',
       '',

@@ -118,6 +118,10 @@ export interface StatusReported {
   quoteId: string | null;
   refundTransactionId: string | null;
   extraFees: string | null;
+  /** Webhook: its networkFees as sent; null for polls and in events written before it was recorded. */
+  networkFees?: string | null;
+  /** How ingest read networkFees (WebhookNetworkFees: evidence, referral, extra); null as networkFees. */
+  networkFeesReading?: string | null;
 }
 
 export interface StatusContradicted {

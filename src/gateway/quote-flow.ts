@@ -7,6 +7,7 @@ import { partnerFailure, partnerOutcome, quoteAnswer, refusal, type Answer } fro
 import { quoteReceivedEvent, quoteRejectedEvent, quoteTerms } from './events.ts';
 import { saveQuote } from './quotes.ts';
 import { recordEvents } from './record.ts';
+import type { StoredQuote } from './rules.ts';
 import type { GatewayServiceDeps, QuoteBody } from './deps.ts';
 
 /**
@@ -18,11 +19,25 @@ export async function quoteFlow(
   p: ProviderPartner,
   body: QuoteBody,
 ): Promise<Answer> {
-  const { pool, metrics, logger } = deps;
-  const pair = await findPair(pool, body.providerId, body.from, body.to);
+  const pair = await findPair(deps.pool, body.providerId, body.from, body.to);
   const refused = checkAgainstCatalog(pair, body);
   if (refused) return refusal({ ...refused, reason: `catalog:${refused.messageKey ?? 'trade_method'}` });
+  const quote = await askQuote(deps, p, body);
+  if ('status' in quote) return quote;
+  return { status: 200, body: quoteAnswer(body.providerId, quote.terms) };
+}
 
+/**
+ * The partner's quote, recorded like any other (platform.gateway_quotes and QuoteReceived), or the answer
+ * to give when the partner refused it (recorded as QuoteRejected). The wallet's POST /v1/quotes and a swap
+ * the wallet made without one (every swap has a quote: the interface's step 2) both come here.
+ */
+export async function askQuote(
+  deps: GatewayServiceDeps,
+  p: ProviderPartner,
+  body: QuoteBody,
+): Promise<StoredQuote | Answer> {
+  const { pool, metrics, logger } = deps;
   const quoteRef = uuidv7();
   const common = { providerId: body.providerId, now: deps.now() };
   let q: QuoteResponse;
@@ -64,5 +79,17 @@ export async function quoteFlow(
   const terms = quoteTerms(quoteRef, body, q);
   await saveQuote(pool, body.providerId, terms, q);
   await recordEvents(deps, [quoteReceivedEvent(common, terms)], 'QuoteReceived');
-  return { status: 200, body: quoteAnswer(body.providerId, terms) };
+  return {
+    quoteRef,
+    providerId: body.providerId,
+    quoteId: terms.quoteId,
+    tradeMethod: q.tradeMethod,
+    from: body.from,
+    to: body.to,
+    expiry: terms.expiry,
+    minSlippage: terms.minSlippage,
+    maxSlippage: terms.maxSlippage,
+    terms,
+    response: q,
+  };
 }

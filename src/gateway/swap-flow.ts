@@ -26,6 +26,7 @@ import {
   requestFingerprint,
 } from './idempotency.ts';
 import { quoteAmountToFinding } from './quote-check.ts';
+import { askQuote } from './quote-flow.ts';
 import { readQuote } from './quotes.ts';
 import { recordEvents } from './record.ts';
 import {
@@ -39,8 +40,9 @@ import type { GatewayServiceDeps } from './deps.ts';
 import { outcomeFromOutbox } from './settle.ts';
 
 /**
- * POST /v1/swaps: the Idempotency-Key (with its lease), the rules that need no partner, SwapRequested
- * before the partner call, then SwapCreated (with created_swaps, in one transaction) or SwapCreationFailed.
+ * POST /v1/swaps: the Idempotency-Key (with its lease), the rules that need no partner, the partner's quote
+ * when the wallet sent none (every swap has a quote), SwapRequested before the partner call, then SwapCreated
+ * (with created_swaps, in one transaction) or SwapCreationFailed.
  */
 export class SwapFlow {
   constructor(private readonly deps: GatewayServiceDeps) {}
@@ -67,14 +69,14 @@ export class SwapFlow {
     if (earlier.kind !== 'new') return idempotentAnswer(earlier);
 
     // Rules that need no partner: refused here, nothing stored (the key stays free).
-    const quote = body.quoteRef ? await readQuote(pool, body.quoteRef) : undefined;
+    const named = body.quoteRef ? await readQuote(pool, body.quoteRef) : undefined;
     const nowMs = this.deps.now().getTime();
     const ruled =
-      checkQuoteForSwap(body, quote, nowMs, this.deps.quoteMinValidityMs) ??
-      checkSlippage(body.slippage, quote);
+      checkQuoteForSwap(body, named, nowMs, this.deps.quoteMinValidityMs) ??
+      checkSlippage(body.slippage, named);
     if (ruled) return refusal(ruled);
-    const from = body.from ?? quote!.from;
-    const to = body.to ?? quote!.to;
+    const from = body.from ?? named!.from;
+    const to = body.to ?? named!.to;
     if (body.tradeMethod === 'float') {
       const pair = await findPair(pool, body.providerId, from, to);
       const refused = checkAgainstCatalog(pair, { from, to, amount: body.amount!, tradeMethod: 'float' });
@@ -88,6 +90,23 @@ export class SwapFlow {
         reason: 'currency_unmapped',
         error: `provider ${body.providerId} has no platform currency id for ${!payloadFrom ? from : to}`,
       });
+    }
+
+    // Every swap has a quote (the interface's step 2), so its fees have a contract: a float swap the wallet
+    // sent without one is quoted here, recorded like any other, and judged against it.
+    let quote = named;
+    if (!quote) {
+      const asked = await askQuote(this.deps, p, {
+        providerId: body.providerId,
+        from,
+        to,
+        amount: body.amount!,
+        tradeMethod: 'float',
+      });
+      if ('status' in asked) return asked;
+      const slippage = checkSlippage(body.slippage, asked);
+      if (slippage) return refusal(slippage);
+      quote = asked;
     }
 
     const requestId = uuidv7(nowMs);
@@ -106,8 +125,8 @@ export class SwapFlow {
     }
     const request: SwapRequest = {
       tradeMethod: body.tradeMethod,
-      quoteRef: body.quoteRef ?? null,
-      quoteId: quote?.quoteId ?? null,
+      quoteRef: quote.quoteRef,
+      quoteId: quote.quoteId,
       amountFrom: body.amount ?? null,
       currencyFrom: from,
       currencyTo: to,

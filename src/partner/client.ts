@@ -70,6 +70,11 @@ export interface PartnerClientOptions {
   readonly maxBodyBytes?: number;
   /** Error bodies are kept truncated to this many characters. Default 500. */
   readonly maxErrorBodyChars?: number;
+  /**
+   * Decimals of a partner currency id (through the provider's currency map), where known: a quoted figure
+   * with more decimal places than its currency has is refused. Undefined: the precision is not checked.
+   */
+  readonly currencyDecimals?: (partnerCurrencyId: string) => number | undefined;
   /** The provider's signing-key history (with validity windows) for the signed-payload check. */
   readonly payloadKeys: PayloadKeys;
   /** Replaces the signed-payload check (tests). */
@@ -184,7 +189,11 @@ export class PartnerClient {
       throw new PartnerRequestError(this.provider, op, 'tradeMethod', 'must be "fixed" or "float"');
     }
     const body = await this.read(op, 'POST', '/quote', { body: request, signal: opts.signal });
-    return validateQuoteResponse(body, this.ctx(op), request);
+    const decimals = this.options.currencyDecimals;
+    return validateQuoteResponse(body, this.ctx(op), request, {
+      from: decimals?.(request.from),
+      to: decimals?.(request.to),
+    });
   }
 
   /** POST /swap/fixed. Never retried: each call creates a new swap (see the class comment). */

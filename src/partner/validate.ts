@@ -106,11 +106,22 @@ export function validatePairListResponse(body: unknown, ctx: ValidationContext):
   };
 }
 
-/** With `request`, the echoed amount and the trade method asked for are checked too. */
+/** The decimals of a quote's two currencies, where known (undefined: the precision is not checked). */
+export interface QuoteDecimals {
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
+}
+
+/**
+ * With `request`, the echoed amount and the trade method asked for are checked too. With `decimals`, a figure
+ * with more decimal places than its currency has is refused: it is no whole number of atomic units, so no
+ * check could compare it without rounding, and no swap may be made from it.
+ */
 export function validateQuoteResponse(
   body: unknown,
   ctx: ValidationContext,
   request?: QuoteRequest,
+  decimals: QuoteDecimals = {},
 ): QuoteResponse {
   const c = new Checker(ctx);
   const o = c.object(body, '');
@@ -145,6 +156,19 @@ export function validateQuoteResponse(
       c.fail('amount', `echo "${echo}" differs from the requested amount "${request.amount}"`);
     }
   }
+  const precise = (key: string, places: number | undefined, currency: string) => {
+    const v = out[key];
+    if (places === undefined || typeof v !== 'string') return;
+    const found = parseDecimal(v).decimalPlaces();
+    if (found > places)
+      c.fail(
+        key,
+        `"${v}" has ${found} decimal places, more than ${currency}'s ${places}: refused, never rounded`,
+      );
+  };
+  for (const k of ['amountTo', 'providerFees', 'referralFees', 'payoutNetworkFees'])
+    precise(k, decimals.to, request?.to ?? 'the target currency');
+  precise('amount', decimals.from, request?.from ?? 'the source currency');
   return out as unknown as QuoteResponse;
 }
 

@@ -76,8 +76,18 @@ interface CandidateRow extends Row {
 }
 
 /**
- * Swaps owed a confirming GET /status now: those made final by an applied StatusReported that came by
- * webhook within `windowHours` and never confirmed (no platform.poll_confirmations row: due at once,
+ * A final swap with a figure its outcome needs still unknown (confirm.ts `neededFigures`: the amount, the three
+ * fees, and FINISHED's payin and payout hashes or REFUNDED's payin and refund hashes), whatever made it final.
+ */
+const INCOMPLETE = `(s.amount_to is null or s.provider_fees is null or s.referral_fees is null
+  or s.payout_network_fees is null
+  or (s.status = 'FINISHED' and (s.payin_transaction_id is null or s.payout_transaction_id is null))
+  or (s.status = 'REFUNDED' and (s.payin_transaction_id is null or s.refund_transaction_id is null)))`;
+
+/**
+ * Swaps owed a confirming GET /status now: those made final within `windowHours` with a needed figure still
+ * unknown (a poll that made them final with fees blank) or by an applied StatusReported that came by
+ * webhook (which never carries the payout network fee), never confirmed (no platform.poll_confirmations row: due at once,
  * whatever their regular poll schedule), and those still confirming whose next attempt is due at `nowMs`
  * (the poller's clock; however long ago they became final: the deadline is the poller's to apply).
  * Whatever is already known: the webhook carries no payout network fee, and a pending poll's figures are
@@ -95,9 +105,10 @@ export async function confirmationCandidates(
        and ($2::text[] is null or s.provider_id = any($2))
        and not exists (select 1 from platform.poll_confirmations c
                        where c.swap_id = s.swap_id and c.provider_id = s.provider_id)
-       and exists (select 1 from event_journal j
-                   where j.provider_id = s.provider_id and j.swap_id = s.swap_id and j.event_type = 'StatusReported' and j.outcome = 'applied'
-                     and j.changes ? 'final' and j.source = 'webhook')
+       and (${INCOMPLETE}
+            or exists (select 1 from event_journal j
+                       where j.provider_id = s.provider_id and j.swap_id = s.swap_id and j.event_type = 'StatusReported' and j.outcome = 'applied'
+                         and j.changes ? 'final' and j.source = 'webhook'))
      union all
      select ${COLUMNS}, (extract(epoch from s.final_at) * 1000)::float8, c.attempts from platform.poll_confirmations c
      join swaps s on s.swap_id = c.swap_id and s.provider_id = c.provider_id

@@ -91,6 +91,7 @@ function inadmissibleNow(event: SwapEvent): string | undefined {
           referralFees: p.referralFees,
           payoutNetworkFees: p.payoutNetworkFees,
           extraFees: p.extraFees,
+          networkFees: p.networkFees ?? null,
         }) ??
         textProblem({
           swapId: event.swapId,

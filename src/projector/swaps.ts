@@ -137,9 +137,16 @@ export function foldStatusReported(ws: WorkingSet, event: SwapEventOf<'StatusRep
 
   const extra = knownValue(p.extraFees);
   if (extra !== null && !sameMoney(swap.extraFees, extra)) d.changes.extraFees = [swap.extraFees, extra];
+  // The webhook's networkFees read by evidence (the reconciler reads it); an override wrote it above as the
+  // referral or an extra fee. A final report that does not carry it drops the estimate, like the fees.
+  const sent = p.networkFeesReading === 'evidence' ? knownValue(p.networkFees) : null;
+  const networkFees = sent ?? (d.becomes === 'final' ? null : swap.webhookNetworkFees);
+  if (!sameMoney(swap.webhookNetworkFees, networkFees))
+    d.changes.webhookNetworkFees = [swap.webhookNetworkFees, networkFees];
   if (Object.keys(d.changes).length === 0)
     return noop(`status ${p.status} and every reported value already known`);
   if (extra !== null) swap.extraFees = extra;
+  swap.webhookNetworkFees = networkFees;
   swap.status = p.status;
   swap.providerStatus = p.providerStatus;
   for (const [field, [, after]] of Object.entries(d.changes))
@@ -238,6 +245,7 @@ export function foldSwapCreated(ws: WorkingSet, event: SwapEventOf<'SwapCreated'
     payoutTransactionId: null,
     refundTransactionId: null,
     extraFees: null,
+    webhookNetworkFees: null,
     corrected: false,
     lastCorrectionEventId: null,
     version: 0,

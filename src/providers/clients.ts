@@ -1,3 +1,4 @@
+import { currencyDecimals } from '../money/currencies.ts';
 import { PartnerClient, type PartnerClientOptions } from '../partner/client.ts';
 import { type Db } from './store.ts';
 import { readProviderSetup, type ProviderSetup } from './reads.ts';
@@ -40,6 +41,11 @@ export class ProviderClients {
             client: new PartnerClient({
               ...setup.client,
               payloadKeys: setup.payloadKeys,
+              // A partner figure is refused with more decimals than its platform currency has.
+              currencyDecimals: (id) => {
+                const platformId = setup.currencies[id];
+                return platformId === undefined ? undefined : currencyDecimals(platformId);
+              },
               ...this.options.clientOverrides,
               retry: { ...setup.client.retry, ...this.options.clientOverrides?.retry },
             }),

@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import type { PartnerClientConfig } from '../partner/config.ts';
 import type { PartnerKey } from '../payload/keys.ts';
 import type { StatusMapping } from '../swap/status.ts';
+import { WEBHOOK_NETWORK_FEES, type WebhookNetworkFees } from '../swap/report.ts';
 import {
   isObject,
   parseClientSection,
@@ -55,8 +56,11 @@ export interface ProviderDefinition {
   /** Slippage agreed for float swaps that carry none (ratio 0 to 1), or null: a float output below its
    * signed estimate is then UNVERIFIABLE, never a MISMATCH. */
   readonly defaultSlippage: string | null;
-  /** The webhook's networkFees: `extra` (default: recorded, never revenue) or `referral` (booked as such). */
-  readonly webhookNetworkFees: 'extra' | 'referral';
+  /**
+   * How the webhook's networkFees is read: `evidence` (default: against the referral fee the partner committed
+   * to, by the reconciler), or an override: `referral` (booked as such) or `extra` (recorded, never revenue).
+   */
+  readonly webhookNetworkFees: WebhookNetworkFees;
 }
 
 export class ProvidersFileError extends InputRefusedError {
@@ -115,11 +119,11 @@ function parseProvider(
     if (isDecimalText(v) && !v.startsWith('-') && new Decimal(v).lte(1)) defaultSlippage = v;
     else problems.push(`${where}.defaultSlippage: must be a ratio from 0 to 1 written as a string ("0.01")`);
   }
-  let webhookNetworkFees: 'extra' | 'referral' = 'extra';
+  let webhookNetworkFees: WebhookNetworkFees = 'evidence';
   if (raw.webhookNetworkFees !== undefined) {
-    if (raw.webhookNetworkFees === 'extra' || raw.webhookNetworkFees === 'referral')
-      webhookNetworkFees = raw.webhookNetworkFees;
-    else problems.push(`${where}.webhookNetworkFees: must be "extra" or "referral"`);
+    const v = WEBHOOK_NETWORK_FEES.find((m) => m === raw.webhookNetworkFees);
+    if (v) webhookNetworkFees = v;
+    else problems.push(`${where}.webhookNetworkFees: must be "evidence", "referral" or "extra"`);
   }
   if (problems.length > before || id === undefined || client === undefined || statusMapping === undefined)
     return undefined;

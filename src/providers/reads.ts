@@ -4,6 +4,7 @@ import { redactUrl } from '../observability/log.ts';
 import { parsePartnerClientConfig, type PartnerClientConfig } from '../partner/config.ts';
 import type { Curve, PartnerKey } from '../payload/keys.ts';
 import { statusMappingFromEntries, type StatusMapping } from '../swap/status.ts';
+import type { WebhookNetworkFees } from '../swap/report.ts';
 import { type ApiKeyEntry } from './api-keys.ts';
 import { resolveHeaders } from './secrets.ts';
 import { type RateLimitConfig } from './file.ts';
@@ -94,8 +95,8 @@ export interface ProviderRuntime {
   readonly statusMapping: StatusMapping;
   readonly rateLimit: RateLimitConfig;
   readonly pollIntervalSeconds: number;
-  /** What the webhook's networkFees is: an extra fee (default) or the referral fee. */
-  readonly webhookNetworkFees: 'extra' | 'referral';
+  /** How the webhook's networkFees is read: by evidence (default), or as the referral or an extra fee. */
+  readonly webhookNetworkFees: WebhookNetworkFees;
 }
 
 export interface RegistryData {
@@ -111,7 +112,7 @@ export async function readRegistry(db: Db): Promise<RegistryData> {
     poll_interval_seconds: number;
     rate_limit_per_second: number;
     rate_limit_burst: number;
-    webhook_network_fees: 'extra' | 'referral';
+    webhook_network_fees: WebhookNetworkFees;
     statuses: [string, string][] | null;
     finals: string[];
   }>(

@@ -58,7 +58,9 @@ function nothingPaidCheck(input: ReconciliationInput, outcome: 'REFUNDED' | 'EXP
 
 /**
  * What the user side expects the network fee to be: the lower of the creation estimate and the quote's, so
- * that value moved into a creation-time estimate cannot pass (a quote's fee is the partner's word too).
+ * that value moved into a creation-time estimate cannot pass (a quote's fee is the partner's word too). A
+ * quote's fee that cannot be read (more decimals than the currency has, bad text) leaves the lower one
+ * unknown: never the creation estimate alone, which may be the larger.
  */
 function networkFeeEstimate(input: ReconciliationInput, unit: Unit, notes: string[]): Read {
   const created = readMoney(
@@ -67,11 +69,14 @@ function networkFeeEstimate(input: ReconciliationInput, unit: Unit, notes: strin
     unit,
   );
   const quoted = input.creation.quote?.payoutNetworkFees;
-  if (quoted === undefined || quoted === null || !('value' in created) || 'imprecise' in created)
-    return created;
+  if (quoted === undefined || quoted === null) return created;
   const fromQuote = readMoney(quoted, 'payout network fee of the quote', unit);
-  if (!('value' in fromQuote) || 'imprecise' in fromQuote || fromQuote.value.gte(created.value))
-    return created;
+  if (!('value' in fromQuote) || 'imprecise' in fromQuote)
+    return {
+      refused: true,
+      reason: `${reasonOf(fromQuote)}: the lower of the quote's and the creation's estimate is unknown`,
+    };
+  if (!('value' in created) || 'imprecise' in created || fromQuote.value.gte(created.value)) return created;
   notes.push(
     `the quote's payout network fee ${formatDecimal(fromQuote.value)} is below the creation estimate ${formatDecimal(created.value)}: the lower one is expected`,
   );

@@ -75,6 +75,7 @@ export interface SwapFinalColumns {
   readonly refundTransactionId?: string | null | undefined;
   readonly statusClass?: string | null | undefined;
   readonly extraFees?: string | null | undefined;
+  readonly webhookNetworkFees?: string | null | undefined;
 }
 
 export function finalReportFromSwapRow(row: SwapFinalColumns): FinalReport {
@@ -90,6 +91,7 @@ export function finalReportFromSwapRow(row: SwapFinalColumns): FinalReport {
     refundTransactionId: row.refundTransactionId ?? null,
     statusClass: row.statusClass ?? null,
     extraFees: row.extraFees ?? null,
+    webhookNetworkFees: row.webhookNetworkFees ?? null,
   };
 }
 

@@ -42,6 +42,7 @@ export interface JudgedRow extends ReportColumns {
   /** open, closed or final; absent in rows read before the class was loaded. */
   status_class?: string | null;
   extra_fees?: string | null;
+  webhook_network_fees?: string | null;
   final: boolean;
   last_event_id: string;
   last_correction_event_id: string | null;
@@ -81,6 +82,7 @@ export async function judgeSwap(s: SwapToJudge, policy: ReconciliationPolicy): P
         final: row.final,
         statusClass: row.status_class ?? null,
         extraFees: row.extra_fees ?? null,
+        webhookNetworkFees: row.webhook_network_fees ?? null,
         ...reportValuesOfRow(row),
       }),
       conflicts: s.conflicts,

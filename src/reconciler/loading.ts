@@ -49,7 +49,7 @@ export async function loadSwaps(
   // The columns the checks read, not the row's forty-odd.
   const swaps = await projection.query(
     perSwapLookup(
-      `x.provider_id, x.swap_id, x.status, x.status_class, x.extra_fees, x.final,
+      `x.provider_id, x.swap_id, x.status, x.status_class, x.extra_fees, x.webhook_network_fees, x.final,
        extract(epoch from x.final_at) * 1000 as final_at_ms,
        x.last_event_id, x.last_correction_event_id,
        x.amount_to, x.provider_fees, x.referral_fees, x.payout_network_fees, x.payin_transaction_id,

@@ -116,8 +116,13 @@ export interface FinalReport extends FeeFigures {
   readonly refundTransactionId?: string | null | undefined;
   /** open, closed or final as ingest decided (src/swap/status.ts); absent: told by `final` alone. */
   readonly statusClass?: string | null | undefined;
-  /** The webhook's "referral or extra fee" when it is not the referral fee: a fee no creation figure has. */
+  /** The webhook's "referral or extra fee" when a provider's override says it is an extra fee. */
   readonly extraFees?: AmountText;
+  /**
+   * The webhook's networkFees under the default reading, read by evidence against the referral fee the
+   * partner committed to (fee-checks.ts, `webhookNetworkFeesReading`).
+   */
+  readonly webhookNetworkFees?: AmountText;
 }
 
 /**

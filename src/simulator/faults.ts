@@ -96,7 +96,8 @@ export const PAYLOAD_FAULTS = [
   'invalid-signature',
   /**
    * Creation figures off the quote (the payload still signs the quoted output): the payout network fee
-   * estimate five times the quote's, the final amount short by as much (value hidden in the estimate).
+   * estimate five times the quote's, the final amount short by as much (value hidden in the estimate). On a
+   * float swap sent without a quote, "the quote" is the price the partner quotes for it.
    */
   'network-fee-above-quote',
   /** The referral fee (the platform's revenue) a fifth of the quote's, at creation and final. */
@@ -131,8 +132,20 @@ export const CHAIN_FAULTS = [
 ] as const;
 export type ChainFault = (typeof CHAIN_FAULTS)[number];
 
-export type SwapFault = PayloadFault | FinalStatusFault | ChainFault;
-export const SWAP_FAULTS: readonly SwapFault[] = [...PAYLOAD_FAULTS, ...FINAL_STATUS_FAULTS, ...CHAIN_FAULTS];
+/** Faults in what the final webhook says (GET /status stays right). */
+export const WEBHOOK_FAULTS = [
+  /** networkFees ("referral or extra fee") is twice the referral fee: the referral fee plus an extra fee. */
+  'extra-fee-in-network-fees',
+] as const;
+export type WebhookFault = (typeof WEBHOOK_FAULTS)[number];
+
+export type SwapFault = PayloadFault | FinalStatusFault | ChainFault | WebhookFault;
+export const SWAP_FAULTS: readonly SwapFault[] = [
+  ...PAYLOAD_FAULTS,
+  ...FINAL_STATUS_FAULTS,
+  ...CHAIN_FAULTS,
+  ...WEBHOOK_FAULTS,
+];
 
 export function isPayloadFault(f: string): f is PayloadFault {
   return (PAYLOAD_FAULTS as readonly string[]).includes(f);
@@ -140,6 +153,10 @@ export function isPayloadFault(f: string): f is PayloadFault {
 
 export function isFinalStatusFault(f: string): f is FinalStatusFault {
   return (FINAL_STATUS_FAULTS as readonly string[]).includes(f);
+}
+
+export function isWebhookFault(f: string): f is WebhookFault {
+  return (WEBHOOK_FAULTS as readonly string[]).includes(f);
 }
 
 export function isChainFault(f: string): f is ChainFault {

@@ -20,6 +20,7 @@ export {
   PAYLOAD_FAULTS,
   FINAL_STATUS_FAULTS,
   CHAIN_FAULTS,
+  WEBHOOK_FAULTS,
   SWAP_FAULTS,
   isPayloadFault,
   isFinalStatusFault,
@@ -32,6 +33,7 @@ export {
   type MalformedVariant,
   type PayloadFault,
   type SwapFault,
+  type WebhookFault,
 } from './faults.ts';
 export {
   PayloadSigner,

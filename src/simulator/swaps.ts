@@ -4,7 +4,13 @@ import { toAtomicUnits } from '../money/atomic.ts';
 import { formatDecimal, parseDecimal, type Decimal } from '../money/decimal.ts';
 import type { TradeMethod } from '../partner/types.ts';
 import type { SimCurrency } from './catalog.ts';
-import { isChainFault, isFinalStatusFault, isPayloadFault, type SwapFault } from './faults.ts';
+import {
+  isChainFault,
+  isFinalStatusFault,
+  isPayloadFault,
+  isWebhookFault,
+  type SwapFault,
+} from './faults.ts';
 import { Answer, amountOf, apiError, optionalText, text } from './http.ts';
 import {
   FINAL_LIKE,
@@ -64,7 +70,7 @@ export class SwapBook {
     target: { swapId: string } | { nextSwaps: number } = { nextSwaps: 1 },
   ): void {
     for (const f of faults)
-      if (!isPayloadFault(f) && !isFinalStatusFault(f) && !isChainFault(f))
+      if (!isPayloadFault(f) && !isFinalStatusFault(f) && !isChainFault(f) && !isWebhookFault(f))
         throw new Error(`unknown swap fault "${f}"`);
     if ('swapId' in target) {
       const swap = this.must(target.swapId);

@@ -1,4 +1,4 @@
-import { formatDecimal } from '../money/decimal.ts';
+import { formatDecimal, isDecimalText, parseDecimal } from '../money/decimal.ts';
 import type { StatusWebhookRequest } from '../partner/types.ts';
 import { FINAL_LIKE, type SwapState } from './progression.ts';
 import type { SwapBook } from './swaps.ts';
@@ -69,7 +69,11 @@ export function webhookBody(swap: SwapState, providerId: string): StatusWebhookR
       : formatDecimal(swap.priced.amountTo));
   if (amount !== undefined) body.amount = amount;
   body.providerFees = f.providerFees;
-  body.networkFees = f.referralFees; // "Referral or extra fee" per the interface
+  // "Referral or extra fee" per the interface: the referral fee, or with a fault the referral fee plus as much.
+  body.networkFees =
+    swap.faults.has('extra-fee-in-network-fees') && FINAL_LIKE.has(swap.like) && isDecimalText(f.referralFees)
+      ? formatDecimal(parseDecimal(f.referralFees).times(2))
+      : f.referralFees;
   if (f.payinTransactionId) body.payinTransactionId = f.payinTransactionId;
   if (f.payoutTransactionId) body.transactionHash = f.payoutTransactionId;
   return body as unknown as StatusWebhookRequest;

@@ -168,7 +168,7 @@ export interface StatusAnswer {
 export interface WebhookStatusBody {
   readonly amount: string;
   readonly providerFees?: string | null | undefined;
-  /** "Referral or extra fee": which one, the provider's setup says. */
+  /** "Referral or extra fee": which one, the reconciler reads by evidence unless the provider's setup says. */
   readonly networkFees?: string | null | undefined;
   readonly payinTransactionId?: string | null | undefined;
   readonly transactionHash?: string | null | undefined;
@@ -201,20 +201,31 @@ export function pollReport(mapped: MappedStatus, s: StatusAnswer): StatusReporte
     ...outgoingHash(mapped, s.payoutTransactionId),
     quoteId: s.quoteId ?? null,
     extraFees: null,
+    networkFees: null,
+    networkFeesReading: null,
   };
 }
 
 /**
- * The StatusReported payload of a status webhook. It carries no payout network fee; its `networkFees` is the
- * interface's "referral or extra fee": an extra fee, never booked as revenue, unless the provider's setup
- * says it is the referral fee.
+ * How the webhook's `networkFees` ("referral or extra fee") is read. `evidence` (the default): against the
+ * referral fee the partner committed to, by the reconciler (equal: the referral fee; above: the referral fee
+ * plus an extra fee; below: a referral cut). `referral` / `extra`: a provider's explicit override.
+ */
+export type WebhookNetworkFees = 'evidence' | 'referral' | 'extra';
+export const WEBHOOK_NETWORK_FEES: readonly WebhookNetworkFees[] = ['evidence', 'referral', 'extra'];
+
+/**
+ * The StatusReported payload of a status webhook. It carries no payout network fee. Its `networkFees` is
+ * recorded as sent with the reading in force (so a later setting never changes a replay): under `evidence`
+ * it is neither revenue nor an extra fee until the reconciler reads it; under an override it is booked as
+ * the referral fee or recorded as an extra fee, as before.
  */
 export function webhookReport(
   mapped: MappedStatus,
   body: WebhookStatusBody,
-  networkFees: 'referral' | 'extra',
+  networkFees: WebhookNetworkFees,
 ): StatusReported {
-  const referral = networkFees === 'referral';
+  const sent = body.networkFees ?? null;
   return {
     providerStatus: mapped.providerStatus,
     status: mapped.status,
@@ -222,11 +233,13 @@ export function webhookReport(
     statusClass: mapped.statusClass,
     amount: body.amount,
     providerFees: body.providerFees ?? null,
-    referralFees: referral ? (body.networkFees ?? null) : null,
+    referralFees: networkFees === 'referral' ? sent : null,
     payoutNetworkFees: null,
     payinTransactionId: body.payinTransactionId ?? null,
     ...outgoingHash(mapped, body.transactionHash),
     quoteId: null,
-    extraFees: referral ? null : (body.networkFees ?? null),
+    extraFees: networkFees === 'extra' ? sent : null,
+    networkFees: sent,
+    networkFeesReading: networkFees,
   };
 }

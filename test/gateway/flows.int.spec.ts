@@ -198,9 +198,10 @@ describe('gateway, poller and catalog on the real stack', () => {
       'webhook:FINISHED:applied',
       'poll:FINISHED:applied',
     ]);
-    // This provider's webhook networkFees is the referral fee (webhookNetworkFees: referral, as the
-    // simulator sends it): the webhook brought it, the confirming poll brings the payout network fee.
-    expect(Object.keys(journal[2]!.changes!)).toEqual(['payoutNetworkFees']);
+    // The webhook's networkFees (the simulator sends the referral fee there) is kept as sent, read by
+    // evidence: not booked as revenue. The confirming poll brings the referral fee and the network fee.
+    expect(Object.keys(journal[2]!.changes!)).toEqual(['referralFees', 'payoutNetworkFees']);
+    expect(filled.webhook_network_fees).toBe(report.referralFees);
   });
 
   it('Idempotency-Key: a retry returns the same swap with one partner call; another body is refused', async () => {

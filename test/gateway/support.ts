@@ -53,6 +53,8 @@ export async function startPlatform(options: {
   projector?: boolean;
   /** The partner's base URL the gateway is given (a proxy in front of the simulator's). */
   partnerUrl?: (simulatorUrl: string) => Promise<string>;
+  /** The provider entry's override of how the webhook's networkFees is read; none: by evidence. */
+  webhookNetworkFees?: 'referral' | 'extra';
 }): Promise<Platform> {
   const stack = testStack();
   const logger =
@@ -81,8 +83,9 @@ export async function startPlatform(options: {
       `    payloadKeys: [{ keyId: ${key.keyId}, curve: ${key.curve}, publicKey: "${String(key.publicKey)}", validFrom: "${key.validFrom}" }]`,
       '    currencies: { btc: BTC, eth: ETH, ltc: LTC, xrp: XRP, usdt: USDT, sol: SOL, bat: BAT, pol: POL }',
       '    statusMap: { EXCHANGING: PENDING, SENDING: PENDING }',
-      // The simulator's webhooks carry the referral fee in networkFees ("referral or extra fee").
-      '    webhookNetworkFees: referral',
+      // The simulator's webhooks carry the referral fee in networkFees ("referral or extra fee"): read by
+      // evidence, the default, unless the test overrides it.
+      ...(options.webhookNetworkFees ? [`    webhookNetworkFees: ${options.webhookNetworkFees}`] : []),
       '    pollIntervalSeconds: 1',
       '    rateLimit: { perSecond: 1000, burst: 1000 }',
       '',
@@ -247,12 +250,15 @@ export interface SwapRow {
   payout_transaction_id: string | null;
   signature_valid: boolean;
   request_id: string;
+  quote_ref: string | null;
+  webhook_network_fees: string | null;
 }
 
 export async function swapRow(pool: pg.Pool, swapId: string): Promise<SwapRow | undefined> {
   const r = await pool.query<SwapRow>(
     `select swap_id, status, final, amount_to, provider_fees, referral_fees, payout_network_fees,
-       payin_transaction_id, payout_transaction_id, signature_valid, request_id from swaps where swap_id = $1`,
+       payin_transaction_id, payout_transaction_id, signature_valid, request_id, quote_ref, webhook_network_fees
+       from swaps where swap_id = $1`,
     [swapId],
   );
   return r.rows[0];

@@ -322,7 +322,7 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
     const row = (
       await projection.pool.query(
         `select status, provider_status, final, amount_to, provider_fees, referral_fees, payout_network_fees,
-           payin_transaction_id, payout_transaction_id from swaps where swap_id = $1`,
+           payin_transaction_id, payout_transaction_id, extra_fees, webhook_network_fees from swaps where swap_id = $1`,
         [swap.open],
       )
     ).rows[0];
@@ -332,7 +332,11 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
       final: true,
       amount_to: '0.123456789012345678',
       provider_fees: '0.0015',
-      referral_fees: null, // networkFees is the interface's "referral or extra fee": an extra fee, not revenue
+      // networkFees is the interface's "referral or extra fee": kept as sent, read by the reconciler against
+      // the referral fee the partner committed to; neither revenue nor an extra fee here.
+      referral_fees: null,
+      extra_fees: null,
+      webhook_network_fees: '0.0003',
       payout_network_fees: null, // still unknown: the webhook carries no payout network fee
       payin_transaction_id: 'payin-hash-1',
       payout_transaction_id: 'payout-hash-1',
@@ -354,7 +358,9 @@ describe('status webhook (real HTTP, Kafka, registry and Postgres)', () => {
         final: true,
         payoutNetworkFees: null,
         referralFees: null,
-        extraFees: '0.0003',
+        extraFees: null,
+        networkFees: '0.0003',
+        networkFeesReading: 'evidence',
         statusClass: 'final',
         payoutTransactionId: 'payout-hash-1',
       },

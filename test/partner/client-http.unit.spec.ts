@@ -177,6 +177,37 @@ describe('quotes', () => {
     expect(e.httpStatus).toBe(404);
   });
 
+  it('refuses a quoted figure with more decimals than its currency has (ETH: 18), never rounding it', async () => {
+    const ethDecimals = makeClient({ currencyDecimals: (id) => ({ eth: 18, btc: 8 })[id] });
+    sim.injectFault('quote', {
+      kind: 'malformed-body',
+      variant: 'set-field',
+      field: 'payoutNetworkFees',
+      value: '0.0020000000000000001',
+    });
+    const e = await caught(ethDecimals.quote({ from: 'btc', to: 'eth', amount: '0.1' }));
+    expect(e).toBeInstanceOf(PartnerResponseError);
+    expect((e as PartnerResponseError).field).toBe('payoutNetworkFees');
+    expect(e.message).toContain("19 decimal places, more than eth's 18");
+    // 18 places pass, and so does any figure of a currency whose decimals are not known.
+    sim.injectFault('quote', {
+      kind: 'malformed-body',
+      variant: 'set-field',
+      field: 'payoutNetworkFees',
+      value: '0.002000000000000001',
+    });
+    expect((await ethDecimals.quote({ from: 'btc', to: 'eth', amount: '0.1' })).payoutNetworkFees).toBe(
+      '0.002000000000000001',
+    );
+    sim.injectFault('quote', {
+      kind: 'malformed-body',
+      variant: 'set-field',
+      field: 'providerFees',
+      value: '0.0020000000000000001',
+    });
+    expect(await client.quote({ from: 'btc', to: 'eth', amount: '0.1' })).toBeTruthy();
+  });
+
   it('refuses an invalid amount before calling', async () => {
     const before = sim.calls('quote').length;
     for (const amount of ['', '1e3', '-1', '0', ' 1']) {

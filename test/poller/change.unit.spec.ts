@@ -150,6 +150,8 @@ describe('pollReport and reportFingerprint', () => {
       quoteId: 'q-1',
       refundTransactionId: null,
       extraFees: null,
+      networkFees: null,
+      networkFeesReading: null,
     });
   });
 

@@ -273,6 +273,53 @@ describe('confirming polls until complete (real stack)', () => {
     ]);
   });
 
+  it('a swap made final by a regular poll with its fees blank is confirmed too; a complete one is not asked again', async () => {
+    // Issue 41, finding 9: before, only a swap made final by webhook was confirmed, so these fees stayed unknown.
+    const providerId = uniqueName('confirm-poll-final');
+    const clock = { t: Date.now() };
+    const p = poller(providerId, clock);
+    const [blank, complete] = [await created(providerId), await created(providerId)];
+    const fees = sim.swap(blank)!.report as Record<string, string>;
+    sim.advance(
+      blank,
+      'FINISHED',
+      { ...finalFigures(blank), referralFees: '' as never, payoutNetworkFees: '' as never },
+      { notify: false },
+    );
+    sim.advance(complete, 'FINISHED', finalFigures(complete), { notify: false });
+    await waitForProjection(projection.pool, log.topic);
+    await p.tick(); // the regular polls make both final
+    await waitForProjection(projection.pool, log.topic);
+    expect(await swapRow(projection.pool, blank)).toMatchObject({
+      final: true,
+      referral_fees: null,
+      payout_network_fees: null,
+    });
+    expect([calls(blank), calls(complete)]).toEqual([1, 1]);
+
+    sim.advance(
+      blank,
+      'FINISHED',
+      { referralFees: fees.referralFees as never, payoutNetworkFees: fees.payoutNetworkFees as never },
+      { notify: false },
+    );
+    clock.t += 1000;
+    await p.tick();
+    expect([calls(blank), calls(complete)]).toEqual([2, 1]);
+    expect(await confirmation(providerId, blank)).toMatchObject({
+      state: 'confirmed',
+      attempts: 1,
+      missing: [],
+    });
+    expect(await confirmation(providerId, complete)).toBeUndefined();
+    await waitForProjection(projection.pool, log.topic);
+    expect(await swapRow(projection.pool, blank)).toMatchObject({
+      referral_fees: fees.referralFees,
+      payout_network_fees: fees.payoutNetworkFees,
+    });
+    expect(await journal(blank)).toEqual(['poll:FINISHED:applied', 'poll:FINISHED:applied']);
+  });
+
   it('past the deadline: abandoned with the figures never reported, listed, counted', async () => {
     const providerId = uniqueName('confirm-deadline');
     const clock = { t: Date.now() };

@@ -79,6 +79,52 @@ describe("fold: the webhook's extra fee has a column", () => {
   });
 });
 
+describe("fold: the webhook's networkFees read by evidence is kept for the reconciler", () => {
+  it('under the default reading it is kept as sent: neither revenue nor an extra fee', () => {
+    spec()
+      .given(swapCreated('s1'))
+      .when(
+        statusReported('s1', 'FINISHED', {
+          ...finishedFigures,
+          networkFees: '0.0005',
+          networkFeesReading: 'evidence',
+        }),
+      )
+      .then({
+        outcome: 'applied',
+        swap: { webhookNetworkFees: '0.0005', referralFees: null, extraFees: null },
+      });
+  });
+
+  it('under an override, and in events from before it was recorded, the column stays empty', () => {
+    spec()
+      .given(swapCreated('s1'))
+      .when(
+        statusReported('s1', 'FINISHED', {
+          ...finishedFigures,
+          referralFees: '0.0005',
+          networkFees: '0.0005',
+          networkFeesReading: 'referral',
+        }),
+      )
+      .then({ outcome: 'applied', swap: { webhookNetworkFees: null, referralFees: '0.0005' } });
+    spec()
+      .given(swapCreated('s1'))
+      .when(statusReported('s1', 'FINISHED', finishedFigures))
+      .then({ outcome: 'applied', swap: { webhookNetworkFees: null } });
+  });
+
+  it('a pending estimate a final report does not repeat is dropped', () => {
+    spec()
+      .given(
+        swapCreated('s1'),
+        statusReported('s1', 'PENDING', { networkFees: '0.0009', networkFeesReading: 'evidence' }),
+      )
+      .when(statusReported('s1', 'FINISHED', finishedFigures))
+      .then({ outcome: 'applied', swap: { webhookNetworkFees: null } });
+  });
+});
+
 describe('fold: an old log with an invisible character in partner text replays as it was applied', () => {
   it('a payin hash with a bidi override applies (the edges refuse it now; the fold never did)', () => {
     spec()

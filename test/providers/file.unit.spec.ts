@@ -54,7 +54,8 @@ describe('providers file', () => {
     });
     // EXPIRED is closed (reopenable), not final, unless the file lists it.
     expect([...p!.statusMapping.finals].sort()).toEqual(['FINISHED', 'REFUNDED']);
-    expect(p).toMatchObject({ defaultSlippage: null, webhookNetworkFees: 'extra' });
+    // networkFees is read by evidence unless the entry overrides it.
+    expect(p).toMatchObject({ defaultSlippage: null, webhookNetworkFees: 'evidence' });
   });
 
   it('lists every problem at once, across providers, without echoing secret values', () => {

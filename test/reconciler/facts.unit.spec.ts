@@ -302,6 +302,7 @@ describe('facts from events and rows', () => {
       refundTransactionId: null,
       statusClass: null,
       extraFees: null,
+      webhookNetworkFees: null,
     });
   });
 

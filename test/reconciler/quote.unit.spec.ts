@@ -66,6 +66,20 @@ describe('quote checks', () => {
     expect(result.verdict).toBe('MISMATCH');
   });
 
+  it('an unreadable quote fee never lets the user side fall back to the larger creation estimate', () => {
+    // Issue 41, finding 8: 19 decimals for ETH (18). Before, the user side read signed − 0.05: MATCHED.
+    for (const payoutNetworkFees of ['0.0020000000000000001', '', 'abc']) {
+      const result = run({
+        ...HIDDEN_IN_ESTIMATE,
+        quote: { ...HIDDEN_IN_ESTIMATE.quote!, payoutNetworkFees },
+      });
+      const user = named(result, 'amount.to_wallet');
+      expect(user.verdict).toBe('UNVERIFIABLE');
+      expect(user.detail).toContain("the lower of the quote's and the creation's estimate is unknown");
+      expect(result.verdict).not.toBe('MATCHED');
+    }
+  });
+
   it('a fixed swap signed below its quote is a MISMATCH; above it is in the user favour', () => {
     const below = named(run({ quote: { ...QUOTE, amountTo: '1.3' } }), 'quote.amount_to');
     expect(below.verdict).toBe('MISMATCH');

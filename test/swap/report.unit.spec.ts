@@ -344,4 +344,26 @@ describe('a partner report as a StatusReported: one rule for the poll and the we
     expect(webhookReport(mapped, body, 'extra')).toMatchObject({ referralFees: null, extraFees: '0.01' });
     expect(webhookReport(mapped, body, 'extra').payoutNetworkFees).toBeNull();
   });
+
+  it('by default networkFees is recorded as sent, with its reading, for the reconciler to read by evidence', async () => {
+    const { pollReport, webhookReport } = await import('../../src/swap/report.ts');
+    const { buildStatusMapping, mapStatus } = await import('../../src/swap/status.ts');
+    const mapped = mapStatus(buildStatusMapping({}), 'FINISHED')!;
+    const body = { amount: '1', networkFees: '0.01' };
+    // Neither revenue nor an extra fee until read: the referral fee comes with the confirming poll.
+    expect(webhookReport(mapped, body, 'evidence')).toMatchObject({
+      referralFees: null,
+      extraFees: null,
+      networkFees: '0.01',
+      networkFeesReading: 'evidence',
+    });
+    // An override is recorded too, so the event says how its figures were read.
+    expect(webhookReport(mapped, body, 'referral')).toMatchObject({ networkFeesReading: 'referral' });
+    expect(webhookReport(mapped, body, 'extra')).toMatchObject({ networkFeesReading: 'extra' });
+    expect(webhookReport(mapped, { amount: '1' }, 'evidence')).toMatchObject({ networkFees: null });
+    expect(pollReport(mapped, { amount: '1' })).toMatchObject({
+      networkFees: null,
+      networkFeesReading: null,
+    });
+  });
 });

@@ -48,8 +48,8 @@ export const providers = platform.table(
     rateLimitBurst: integer('rate_limit_burst').notNull(),
     /** The provider's agreed slippage for float swaps when neither request nor quote gives one (ratio 0-1). */
     defaultSlippage: numeric('default_slippage'),
-    /** What the webhook's `networkFees` ("referral or extra fee") is: `extra` (recorded, not revenue) or `referral`. */
-    webhookNetworkFees: text('webhook_network_fees').notNull().default('extra'),
+    /** How the webhook's `networkFees` ("referral or extra fee") is read: `evidence` (the reconciler, against the committed referral fee), or an override: `referral` or `extra`. */
+    webhookNetworkFees: text('webhook_network_fees').notNull().default('evidence'),
     /** `file` (the providers file owns it; reloaded at start) or `cli` (created by `provider add`). */
     managedBy: text('managed_by').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
@@ -61,7 +61,10 @@ export const providers = platform.table(
     check('providers_rate_chk', sql`${t.rateLimitPerSecond} > 0 and ${t.rateLimitBurst} > 0`),
     check('providers_managed_by_chk', sql`${t.managedBy} in ('file', 'cli')`),
     check('providers_default_slippage_chk', sql`${t.defaultSlippage} between 0 and 1`),
-    check('providers_webhook_network_fees_chk', sql`${t.webhookNetworkFees} in ('extra', 'referral')`),
+    check(
+      'providers_webhook_network_fees_chk',
+      sql`${t.webhookNetworkFees} in ('evidence', 'referral', 'extra')`,
+    ),
   ],
 );
 

@@ -81,6 +81,8 @@ export const swaps = pgTable(
     refundTransactionId: text('refund_transaction_id'),
     /** The webhook's "referral or extra fee" when the provider's is not the referral fee (fee.extra). */
     extraFees: money('extra_fees'),
+    /** The webhook's networkFees under the provider's default reading: the reconciler reads it by evidence. */
+    webhookNetworkFees: money('webhook_network_fees'),
     corrected: boolean('corrected').notNull().default(false),
     /** The applied SwapCorrected that last amended this swap: the only key to a final swap (see trigger). */
     lastCorrectionEventId: uuid('last_correction_event_id'),

@@ -170,7 +170,7 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
           error: 'providerStatus is not recognized; nothing was stored',
         });
       const now = deps.now();
-      const report = webhookReport(mapped, body, provider?.webhookNetworkFees ?? 'extra');
+      const report = webhookReport(mapped, body, provider?.webhookNetworkFees ?? 'evidence');
       const origin = { providerId, swapId, source: 'webhook' as const };
       if (swap.final) {
         reply.header('allow', 'POST');

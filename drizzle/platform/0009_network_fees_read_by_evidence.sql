@@ -1,0 +1,3 @@
+ALTER TABLE "platform"."providers" DROP CONSTRAINT "providers_webhook_network_fees_chk";--> statement-breakpoint
+ALTER TABLE "platform"."providers" ALTER COLUMN "webhook_network_fees" SET DEFAULT 'evidence';--> statement-breakpoint
+ALTER TABLE "platform"."providers" ADD CONSTRAINT "providers_webhook_network_fees_chk" CHECK ("platform"."providers"."webhook_network_fees" in ('evidence', 'referral', 'extra'));

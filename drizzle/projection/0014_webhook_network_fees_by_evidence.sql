@@ -1,0 +1,1 @@
+ALTER TABLE "swaps" ADD COLUMN "webhook_network_fees" numeric;
