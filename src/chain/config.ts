@@ -35,6 +35,10 @@ export interface ChainSourceDefinition {
   readonly ratePerSecond: number;
   /** One request's deadline: a slower answer counts as a failure and is tried again later. */
   readonly timeoutMs: number;
+  /** One answer's size, at most: a longer body is a failure (never read whole). */
+  readonly maxResponseBytes: number;
+  /** EVM: the chain id the node must serve (checked at start; a transaction of another is refused). */
+  readonly chainId: number | null;
 }
 
 export interface ChainCurrencyDefinition {
@@ -46,8 +50,13 @@ export interface ChainCurrencyDefinition {
   /** 'native', or the ERC-20 contract (lower case). */
   readonly asset: string;
   readonly decimals: number;
-  /** How long after the swap reported a transaction the watcher keeps looking for it (and for its depth). */
+  /** How long after the swap ended the watcher waits for the transaction (and its depth) before saying it is late. */
   readonly deadlineMinutes: number;
+  /**
+   * The final bound: how long the watcher still looks at a transaction after it appended it past its deadline
+   * (unconfirmed, or refused by its source), in case it is mined or the source mends; then never again.
+   */
+  readonly lookAfterDeadlineMinutes: number;
   /** The currency's transfers carry an extra id (memo, destination tag) the watcher cannot read. */
   readonly memo: boolean;
 }
@@ -62,6 +71,9 @@ export const NO_CHAIN_SOURCES: ChainSources = { sources: new Map(), currencies: 
 export const DEFAULT_DEADLINE_MINUTES = 24 * 60;
 export const DEFAULT_RATE_PER_SECOND = 5;
 export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_LOOK_AFTER_DEADLINE_MINUTES = 24 * 60;
+/** A raw transaction of the largest standard size, as hex, or a receipt with many logs, fits well. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 export class ChainSourcesFileError extends InputRefusedError {
   constructor(readonly problems: string[]) {
@@ -93,7 +105,12 @@ function parseSource(name: string, raw: unknown, problems: string[]): ChainSourc
     return undefined;
   }
   const before = problems.length;
-  unknownKeys(raw, ['family', 'urlEnv', 'network', 'ratePerSecond', 'timeoutMs'], where, problems);
+  unknownKeys(
+    raw,
+    ['family', 'urlEnv', 'network', 'ratePerSecond', 'timeoutMs', 'maxResponseBytes', 'chainId'],
+    where,
+    problems,
+  );
   const family = raw.family === 'evm' || raw.family === 'utxo' ? raw.family : undefined;
   if (!family) problems.push(`${where}.family: must be evm or utxo`);
   const urlEnv = typeof raw.urlEnv === 'string' && ENV_NAME.test(raw.urlEnv) ? raw.urlEnv : undefined;
@@ -110,8 +127,23 @@ function parseSource(name: string, raw: unknown, problems: string[]): ChainSourc
   if (ratePerSecond === undefined) problems.push(`${where}.ratePerSecond: an integer from 1 to 10000`);
   const timeoutMs = raw.timeoutMs === undefined ? DEFAULT_TIMEOUT_MS : intIn(raw.timeoutMs, 100, 120_000);
   if (timeoutMs === undefined) problems.push(`${where}.timeoutMs: an integer from 100 to 120000`);
-  if (problems.length > before || !family || !urlEnv || !ratePerSecond || !timeoutMs) return undefined;
-  return { name, family, urlEnv, network, ratePerSecond, timeoutMs };
+  const maxResponseBytes =
+    raw.maxResponseBytes === undefined
+      ? DEFAULT_MAX_RESPONSE_BYTES
+      : intIn(raw.maxResponseBytes, 1024, 256 * 1024 * 1024);
+  if (maxResponseBytes === undefined)
+    problems.push(`${where}.maxResponseBytes: an integer from 1024 to 268435456`);
+  let chainId: number | null = null;
+  if (raw.chainId !== undefined) {
+    if (family !== 'evm') problems.push(`${where}.chainId: only for evm sources`);
+    else {
+      chainId = intIn(raw.chainId, 1, Number.MAX_SAFE_INTEGER) ?? null;
+      if (chainId === null) problems.push(`${where}.chainId: a positive integer (1: Ethereum mainnet)`);
+    }
+  }
+  if (problems.length > before || !family || !urlEnv || !ratePerSecond || !timeoutMs || !maxResponseBytes)
+    return undefined;
+  return { name, family, urlEnv, network, ratePerSecond, timeoutMs, maxResponseBytes, chainId };
 }
 
 function parseCurrency(
@@ -130,7 +162,7 @@ function parseCurrency(
   const before = problems.length;
   unknownKeys(
     raw,
-    ['source', 'confirmations', 'asset', 'decimals', 'deadlineMinutes', 'memo'],
+    ['source', 'confirmations', 'asset', 'decimals', 'deadlineMinutes', 'lookAfterDeadlineMinutes', 'memo'],
     where,
     problems,
   );
@@ -158,6 +190,12 @@ function parseCurrency(
     raw.deadlineMinutes === undefined ? DEFAULT_DEADLINE_MINUTES : intIn(raw.deadlineMinutes, 1, 525_600);
   if (deadlineMinutes === undefined)
     problems.push(`${where}.deadlineMinutes: an integer from 1 to 525600 (a year)`);
+  const lookAfterDeadlineMinutes =
+    raw.lookAfterDeadlineMinutes === undefined
+      ? DEFAULT_LOOK_AFTER_DEADLINE_MINUTES
+      : intIn(raw.lookAfterDeadlineMinutes, 0, 525_600);
+  if (lookAfterDeadlineMinutes === undefined)
+    problems.push(`${where}.lookAfterDeadlineMinutes: an integer from 0 to 525600 (a year)`);
   const memo = raw.memo === undefined ? false : raw.memo;
   if (typeof memo !== 'boolean') problems.push(`${where}.memo: true or false`);
   if (
@@ -166,10 +204,20 @@ function parseCurrency(
     confirmations === undefined ||
     asset === undefined ||
     decimals === undefined ||
-    deadlineMinutes === undefined
+    deadlineMinutes === undefined ||
+    lookAfterDeadlineMinutes === undefined
   )
     return undefined;
-  return { currency, source, confirmations, asset, decimals, deadlineMinutes, memo: memo === true };
+  return {
+    currency,
+    source,
+    confirmations,
+    asset,
+    decimals,
+    deadlineMinutes,
+    lookAfterDeadlineMinutes,
+    memo: memo === true,
+  };
 }
 
 /** Parses the file's document; throws ChainSourcesFileError listing every problem. */

@@ -10,14 +10,14 @@ import {
 } from 'viem';
 import type { ChainTransfer } from '../events/types.ts';
 import type { ChainCurrencyDefinition, ChainSourceDefinition } from './config.ts';
+import { boundedFetch, sourceErrorIn } from './http.ts';
 import {
-  CONTRACT_CALL_NOTE,
   ChainSourceError,
-  ChainSourceRefusedError,
   depthStatus,
   keepTransfers,
   notFound,
   RateLimiter,
+  refused,
   type ChainClient,
   type TxLookup,
 } from './lookup.ts';
@@ -27,7 +27,10 @@ import {
  * eth_blockNumber), with viem: no hand-made ABI or RLP. A mined transaction is trusted only once the node's
  * receipt names its hash; a failed one (status 0) pays nothing, whatever its value or logs said. Native value
  * is the transaction's value to its `to`; tokens are the ERC-20 Transfer logs (every contract's: a check
- * tells the configured one from another, so a payment in the wrong token is seen as such).
+ * tells the configured one from another, so a payment in the wrong token is seen as such), each with its log
+ * index. A transaction of another chain id, or a receipt naming another transaction, is `refused`: the source
+ * is not answering for this transaction. The fee is gasUsed x effectiveGasPrice of the receipt; the block's
+ * time its header's timestamp.
  */
 
 const TXID = /^0x[0-9a-fA-F]{64}$/;
@@ -41,7 +44,11 @@ export class EvmChainClient implements ChainClient {
     url: string,
   ) {
     this.client = createPublicClient({
-      transport: http(url, { timeout: source.timeoutMs, retryCount: 0 }),
+      transport: http(url, {
+        timeout: source.timeoutMs,
+        retryCount: 0,
+        fetchFn: boundedFetch(source.name, source.maxResponseBytes),
+      }),
     });
     this.limiter = new RateLimiter(source.ratePerSecond);
   }
@@ -52,6 +59,8 @@ export class EvmChainClient implements ChainClient {
       return await run();
     } catch (e) {
       if (e instanceof TransactionNotFoundError || e instanceof TransactionReceiptNotFoundError) throw e;
+      const ours = sourceErrorIn(e);
+      if (ours) throw new ChainSourceError(`${what} failed: ${ours.message}`);
       // viem's message names the URL: keep its first line's kind only (a URL may hold an API key).
       const name = (e as Error).name ?? 'Error';
       throw new ChainSourceError(`${this.source.name}: ${what} failed (${name})`);
@@ -69,11 +78,17 @@ export class EvmChainClient implements ChainClient {
       throw e;
     }
     if (tx.hash.toLowerCase() !== hash)
-      throw new ChainSourceRefusedError(`${this.source.name} answered another transaction for ${txid}`);
+      return refused(`${this.source.name} answered another transaction (${tx.hash}) for ${txid}`);
+    const chainId = await this.chainId();
+    // A legacy transaction signed before EIP-155 names no chain; any other names the one it is valid on.
+    if (tx.chainId !== undefined && tx.chainId !== chainId)
+      return refused(
+        `${this.source.name} answered a transaction of chain id ${tx.chainId}, not of chain ${chainId}`,
+      );
     const contractCall = tx.input !== undefined && tx.input !== '0x';
     const native: ChainTransfer[] =
       tx.to && tx.value > 0n
-        ? [{ asset: 'native', recipient: tx.to.toLowerCase(), amount: tx.value.toString() }]
+        ? [{ asset: 'native', recipient: tx.to.toLowerCase(), amount: tx.value.toString(), index: null }]
         : [];
     if (tx.blockNumber === null || tx.blockHash === null)
       return {
@@ -83,7 +98,10 @@ export class EvmChainClient implements ChainClient {
         blockHash: null,
         transfers: native,
         proven: false,
-        detail: `in the mempool, not mined${contractCall ? `; ${CONTRACT_CALL_NOTE}` : ''}`,
+        detail: 'in the mempool, not mined',
+        blockTime: null,
+        fee: null,
+        contractCall,
       };
     let receipt;
     try {
@@ -98,17 +116,27 @@ export class EvmChainClient implements ChainClient {
       throw e;
     }
     if (receipt.transactionHash.toLowerCase() !== hash)
-      throw new ChainSourceRefusedError(
-        `${this.source.name}'s receipt names another transaction for ${txid}`,
+      return refused(
+        `${this.source.name}'s receipt names another transaction (${receipt.transactionHash}) for ${txid}`,
       );
     const tip = await this.call('eth_blockNumber', () => this.client.getBlockNumber({ cacheTime: 0 }));
     const block = receipt.blockNumber;
+    const header = await this.call('eth_getBlockByHash', () =>
+      this.client.getBlock({ blockHash: receipt.blockHash }),
+    );
+    if (header.number !== block)
+      throw new ChainSourceError(
+        `${this.source.name}: block ${receipt.blockHash} is at ${header.number}, the receipt says ${block} (a reorganisation under way?)`,
+      );
     const confirmations = tip >= block ? Number(tip - block + 1n) : 0;
     const base = {
       confirmations,
       block: Number(block),
       blockHash: receipt.blockHash.toLowerCase(),
       proven: true,
+      blockTime: new Date(Number(header.timestamp) * 1000).toISOString(),
+      fee: (receipt.gasUsed * receipt.effectiveGasPrice).toString(),
+      contractCall,
     };
     if (receipt.status !== 'success')
       return {
@@ -126,14 +154,35 @@ export class EvmChainClient implements ChainClient {
       asset: log.address.toLowerCase(),
       recipient: log.args.to.toLowerCase(),
       amount: log.args.value.toString(),
+      index: log.logIndex,
     }));
     const { transfers, note } = keepTransfers([...native, ...tokens], (t) => t.asset === currency.asset);
-    const details = [contractCall ? CONTRACT_CALL_NOTE : null, note].filter(Boolean);
-    return {
-      ...base,
-      status: depthStatus(confirmations, currency),
-      transfers,
-      detail: details.length > 0 ? details.join('; ') : null,
-    };
+    return { ...base, status: depthStatus(confirmations, currency), transfers, detail: note };
+  }
+
+  /** The chain a transaction must be of: the configured one, else the node's own. */
+  private async chainId(): Promise<number> {
+    return this.source.chainId ?? (await this.nodeChainId());
+  }
+
+  /** The node's chain id, asked once (a node does not change chains under a running watcher). */
+  private chainIdAsked: Promise<number> | undefined;
+  nodeChainId(): Promise<number> {
+    this.chainIdAsked ??= this.call('eth_chainId', () => this.client.getChainId()).catch((e: unknown) => {
+      this.chainIdAsked = undefined;
+      throw e;
+    });
+    return this.chainIdAsked;
+  }
+
+  /** The token's decimals() as its contract answers them (read at start against the configuration). */
+  async tokenDecimals(contract: string): Promise<number> {
+    return this.call('decimals()', () =>
+      this.client.readContract({
+        address: contract as `0x${string}`,
+        abi: erc20Abi,
+        functionName: 'decimals',
+      }),
+    );
   }
 }

@@ -14,6 +14,12 @@ export interface TxLookup {
   /** The txid is proven to be this transaction (UTXO: its bytes hash to it; EVM: the receipt names it). */
   proven: boolean;
   detail: string | null;
+  /** ISO-8601 UTC of the mining block's header timestamp; null until mined. */
+  blockTime: string | null;
+  /** Atomic units of the chain's native asset the transaction spent; null when not known. */
+  fee: string | null;
+  /** EVM: it calls a contract (native value moved by its internal calls is not visible). */
+  contractCall: boolean;
 }
 
 /** A transaction the source does not know (or an id that cannot name one): nothing seen, with why. */
@@ -25,7 +31,17 @@ export const notFound = (detail: string | null): TxLookup => ({
   transfers: [],
   proven: false,
   detail,
+  blockTime: null,
+  fee: null,
+  contractCall: false,
 });
+
+/**
+ * The source answered with something that cannot be the transaction asked for (bytes that do not hash to it,
+ * a receipt naming another, another chain id): recorded as such, so the check side can say the source is not
+ * to be trusted for it, and nothing of what it said is kept.
+ */
+export const refused = (detail: string): TxLookup => ({ ...notFound(detail), status: 'refused' });
 
 /** Looks transactions up on one chain source. */
 export interface ChainClient {
@@ -37,29 +53,22 @@ export class ChainSourceError extends Error {
   override name = 'ChainSourceError';
 }
 
-/** The source answered with something that cannot be the transaction asked for: refused, never recorded. */
-export class ChainSourceRefusedError extends ChainSourceError {
-  override name = 'ChainSourceRefusedError';
-}
-
 /**
- * The detail a contract call carries (EVM): native value it moved by internal calls is not visible over the
- * standard JSON-RPC, so a native check that finds no direct payment says it could not see, not that none was.
+ * The transfers the watcher keeps per observation, at most (a batch payout may hold thousands): those of the
+ * configured asset first. Below the projector's own cap on what it folds (src/projector/chain.ts), so an
+ * observation the watcher writes is never one the fold refuses.
  */
-export const CONTRACT_CALL_NOTE = 'a contract call';
+export const WATCHER_MAX_TRANSFERS = 200;
 
-/** At most this many transfers are kept per transaction (a batch payout may hold thousands). */
-export const MAX_TRANSFERS = 200;
-
-/** Keeps the transfers to `addresses` first, then others up to MAX_TRANSFERS; says when some were left. */
+/** Keeps the transfers that matter first, then others up to WATCHER_MAX_TRANSFERS; says when some were left. */
 export function keepTransfers(
   all: ChainTransfer[],
   matters: (t: ChainTransfer) => boolean,
 ): { transfers: ChainTransfer[]; note: string | null } {
-  if (all.length <= MAX_TRANSFERS) return { transfers: all, note: null };
+  if (all.length <= WATCHER_MAX_TRANSFERS) return { transfers: all, note: null };
   const first = all.filter(matters);
   const rest = all.filter((t) => !matters(t));
-  const kept = [...first, ...rest.slice(0, Math.max(0, MAX_TRANSFERS - first.length))];
+  const kept = [...first, ...rest.slice(0, Math.max(0, WATCHER_MAX_TRANSFERS - first.length))];
   return { transfers: kept, note: `${all.length - kept.length} of ${all.length} transfers not kept` };
 }
 

@@ -3,23 +3,27 @@ import * as ecc from '@bitcoinerlab/secp256k1';
 import { address, initEccLib, networks, Transaction, type Network } from 'bitcoinjs-lib';
 import type { ChainTransfer } from '../events/types.ts';
 import type { ChainCurrencyDefinition, ChainSourceDefinition, UtxoNetwork } from './config.ts';
+import { boundedFetch, sourceErrorIn } from './http.ts';
 import {
   ChainSourceError,
-  ChainSourceRefusedError,
   depthStatus,
   keepTransfers,
   notFound,
   RateLimiter,
+  refused,
   type ChainClient,
   type TxLookup,
 } from './lookup.ts';
 
 /**
- * UTXO chains (BTC, LTC) over the Esplora REST API (/tx/:txid/hex, /tx/:txid/status, /blocks/tip/height: what
+ * UTXO chains (BTC, LTC) over the Esplora REST API (/tx/:txid/hex, /tx/:txid, /blocks/tip/height: what
  * Blockstream's and mempool's explorers serve, and electrs). The raw transaction is decoded with
  * bitcoinjs-lib and trusted only when the double SHA-256 of its bytes (less the witness, as the txid is
- * defined) is the txid: an explorer cannot then lie about the outputs. Outputs pay addresses of any standard
- * script (P2PKH, P2SH, P2WPKH, P2WSH, P2TR); an output with no address (OP_RETURN, bare multisig) is left out.
+ * defined) is the txid: an explorer cannot then lie about the outputs; bytes that do not hash to it are
+ * `refused`. Outputs pay addresses of any standard script (P2PKH, P2SH, P2WPKH, P2WSH, P2TR), each with its
+ * output index (vout); an output with no address (OP_RETURN, bare multisig) is left out. The block (height,
+ * hash, time) and the fee are Esplora's word (`status`, `fee` of /tx/:txid): the fee needs the spent outputs'
+ * values, which the transaction's own bytes do not hold.
  */
 
 // P2TR addresses need the curve (bitcoinjs checks the x-only key): a pure JS secp256k1, no native build.
@@ -71,15 +75,20 @@ export class EsploraChainClient implements ChainClient {
   ) {
     this.limiter = new RateLimiter(source.ratePerSecond);
     this.network = UTXO_NETWORK[source.network ?? 'bitcoin'];
+    this.fetch = boundedFetch(source.name, source.maxResponseBytes);
   }
+
+  private readonly fetch: ReturnType<typeof boundedFetch>;
 
   /** One GET: its text, or undefined for 404 (and 400: Esplora's answer to a txid it cannot parse). */
   private async get(path: string): Promise<string | undefined> {
     await this.limiter.take();
     let res: Response;
     try {
-      res = await fetch(`${this.url}${path}`, { signal: AbortSignal.timeout(this.source.timeoutMs) });
+      res = await this.fetch(`${this.url}${path}`, { signal: AbortSignal.timeout(this.source.timeoutMs) });
     } catch (e) {
+      const ours = sourceErrorIn(e);
+      if (ours) throw ours;
       const why =
         (e as Error).name === 'TimeoutError' ? `no answer in ${this.source.timeoutMs} ms` : (e as Error).name;
       throw new ChainSourceError(
@@ -98,8 +107,7 @@ export class EsploraChainClient implements ChainClient {
     const hex = await this.get(`/tx/${id}/hex`);
     if (hex === undefined) return notFound(null);
     const rawHex = hex.trim();
-    if (!/^([0-9a-fA-F]{2})+$/.test(rawHex))
-      throw new ChainSourceRefusedError(`${this.source.name}: /tx/${id}/hex is not hex`);
+    if (!/^([0-9a-fA-F]{2})+$/.test(rawHex)) return refused(`${this.source.name}: /tx/${id}/hex is not hex`);
     let tx: Transaction;
     let proven: string;
     try {
@@ -107,29 +115,38 @@ export class EsploraChainClient implements ChainClient {
       tx = Transaction.fromBuffer(raw);
       proven = txidOfRaw(raw);
     } catch (e) {
-      throw new ChainSourceRefusedError(
-        `${this.source.name}: /tx/${id}/hex is not a transaction (${(e as Error).message})`,
-      );
+      return refused(`${this.source.name}: /tx/${id}/hex is not a transaction (${(e as Error).message})`);
     }
     if (proven !== id)
-      throw new ChainSourceRefusedError(
-        `${this.source.name}: the bytes served for ${id} hash to ${proven}: refused (the source cannot be trusted for its outputs)`,
+      return refused(
+        `${this.source.name}: the bytes served for ${id} hash to ${proven} (the source cannot be trusted for its outputs)`,
       );
     const all: ChainTransfer[] = [];
     let unreadable = 0;
-    for (const out of tx.outs) {
+    for (const [index, out] of tx.outs.entries()) {
       const recipient = outputAddress(out.script, this.network);
       if (recipient === undefined) unreadable += 1;
-      else all.push({ asset: 'native', recipient, amount: BigInt(out.value).toString() });
+      else all.push({ asset: 'native', recipient, amount: BigInt(out.value).toString(), index });
     }
     const { transfers, note } = keepTransfers(all, () => true);
-    const statusText = await this.get(`/tx/${id}/status`);
-    let status: { confirmed?: unknown; block_height?: unknown; block_hash?: unknown } = {};
+    const infoText = await this.get(`/tx/${id}`);
+    let info: {
+      txid?: unknown;
+      fee?: unknown;
+      status?: { confirmed?: unknown; block_height?: unknown; block_hash?: unknown; block_time?: unknown };
+    } = {};
     try {
-      status = statusText === undefined ? {} : (JSON.parse(statusText) as typeof status);
+      info = infoText === undefined ? {} : (JSON.parse(infoText) as typeof info);
     } catch {
-      throw new ChainSourceError(`${this.source.name}: /tx/${id}/status is not JSON`);
+      throw new ChainSourceError(`${this.source.name}: /tx/${id} is not JSON`);
     }
+    if (typeof info.txid === 'string' && info.txid.toLowerCase() !== id)
+      return refused(`${this.source.name}: /tx/${id} describes another transaction (${info.txid})`);
+    const fee =
+      typeof info.fee === 'number' && Number.isSafeInteger(info.fee) && info.fee >= 0
+        ? String(info.fee)
+        : null;
+    const status = info.status ?? {};
     const details = [
       unreadable > 0 ? `${unreadable} output(s) with no address (OP_RETURN or non-standard)` : null,
       note,
@@ -144,12 +161,16 @@ export class EsploraChainClient implements ChainClient {
         transfers,
         proven: true,
         detail: detail ?? 'in the mempool, not mined',
+        blockTime: null,
+        fee,
+        contractCall: false,
       };
     const tipText = await this.get('/blocks/tip/height');
     const tip = tipText === undefined ? NaN : Number(tipText.trim());
     if (!Number.isSafeInteger(tip))
       throw new ChainSourceError(`${this.source.name}: /blocks/tip/height is not a height`);
     const confirmations = tip >= status.block_height ? tip - status.block_height + 1 : 0;
+    const time = status.block_time;
     return {
       status: depthStatus(confirmations, currency),
       confirmations,
@@ -158,6 +179,12 @@ export class EsploraChainClient implements ChainClient {
       transfers,
       proven: true,
       detail,
+      blockTime:
+        typeof time === 'number' && Number.isSafeInteger(time) && time > 0 && time < 253_402_300_800
+          ? new Date(time * 1000).toISOString()
+          : null,
+      fee,
+      contractCall: false,
     };
   }
 }

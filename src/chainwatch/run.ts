@@ -1,6 +1,6 @@
 import type { Config } from '../config/config.ts';
 import { createPool } from '../db/client.ts';
-import { chainClients, loadChainSources } from '../chain/index.ts';
+import { chainClients, loadChainSources, verifyChainSources } from '../chain/index.ts';
 import { openAppender } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
 import { openOpsListener, type OpsListener } from '../observability/listener.ts';
@@ -26,7 +26,8 @@ export interface RunningChainWatcher {
 
 /**
  * `chain watch`: the chain watcher on its interval (CHAIN_WATCH_INTERVAL_MS), with the sources of
- * CHAIN_SOURCES_FILE (their URLs from this process's environment), until stop(). Ready while Kafka, the
+ * CHAIN_SOURCES_FILE (their URLs from this process's environment), until stop(); it starts only once every
+ * token's decimals() (and configured chain id) agree with the file (verifyChainSources). Ready while Kafka, the
  * registry and Postgres answer and its rounds go on; a chain node down is a metric and an alert, not a
  * readiness failure (the other chains are still watched).
  */
@@ -37,6 +38,7 @@ export async function startChainWatcher(
 ): Promise<RunningChainWatcher> {
   const sources = loadChainSources(config.CHAIN_SOURCES_FILE);
   const clients = chainClients(sources, extra.env ?? process.env);
+  await verifyChainSources(sources, clients);
   const projection = createPool(config.DATABASE_URL, {
     searchPath: config.PROJECTION_SCHEMA,
     max: 2,

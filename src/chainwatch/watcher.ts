@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import {
-  ChainSourceRefusedError,
   sourceLabel,
   type ChainClient,
   type ChainCurrencyDefinition,
@@ -20,7 +19,11 @@ import type { WorkLeases } from '../db/lease.ts';
  * the transaction is at the configured depth, reverted, or past its deadline unseen (a fact too: appended
  * with deadlinePassed). The deadline runs from the swap's end (final or closed): an open swap's transactions
  * are watched without one. A source down or slow costs retries and a metric, never the reconciler: the
- * reconciler judges on what is observed and judges again when an observation arrives.
+ * reconciler judges on what is observed and judges again when an observation arrives. A source that answers
+ * with something that cannot be the transaction is appended as `refused`, and a transaction still unconfirmed
+ * (or refused) past its deadline is appended with deadlinePassed: the check side says so. The final bound:
+ * such a transaction is looked at for its currency's lookAfterDeadlineMinutes after that observation (it may
+ * yet be mined, the source mend), then never again.
  *
  * An observation is appended when what it saw changed (status, block, transfers, proof, deadline), not at
  * every new confirmation: a few events per transaction.
@@ -76,8 +79,17 @@ export interface RoundReport {
 const TERMINAL = `coalesce(o.status = 'reverted' or o.status = 'found'
                     or (o.status = 'not_found' and o.deadline_passed), false)`;
 
-/** The reported transactions not settled on their chain yet, in one query (oldest swaps first). */
-export async function watchedTransactions(db: pg.Pool, limit: number): Promise<WatchedTransaction[]> {
+/**
+ * The reported transactions not settled on their chain yet, in one query (oldest swaps first). `finalBounds`
+ * (currency -> ms): a transaction whose latest observation was past its deadline longer ago than its
+ * currency's bound (before `nowMs`) is no longer watched.
+ */
+export async function watchedTransactions(
+  db: pg.Pool,
+  limit: number,
+  finalBounds: ReadonlyMap<string, number> = new Map(),
+  nowMs: number = Date.now(),
+): Promise<WatchedTransaction[]> {
   const r = await db.query<{
     provider_id: string;
     swap_id: string;
@@ -101,12 +113,15 @@ export async function watchedTransactions(db: pg.Pool, limit: number): Promise<W
                                   ('refund', s.refund_transaction_id, s.payload_currency_from)) as t(role, txid, currency)
        left join chain_observations o
          on o.provider_id = s.provider_id and o.swap_id = s.swap_id and o.role = t.role and o.txid = t.txid
+       left join unnest($2::text[], $3::float8[]) as b(currency, bound_ms) on b.currency = t.currency
       where (s.payin_transaction_id is not null or s.payout_transaction_id is not null
              or s.refund_transaction_id is not null)
         and t.txid is not null and btrim(t.txid) <> '' and not ${TERMINAL}
+        and not coalesce(o.deadline_passed
+                         and extract(epoch from o.observed_at) * 1000 + b.bound_ms < $4::float8, false)
       order by s.created_at, s.provider_id, s.swap_id, t.role
       limit $1`,
-    [limit],
+    [limit, [...finalBounds.keys()], [...finalBounds.values()], nowMs],
   );
   return r.rows.map((row) => ({
     providerId: row.provider_id,
@@ -182,7 +197,15 @@ export class ChainWatcher {
 
   private async runRound(): Promise<RoundReport> {
     const { options } = this;
-    const watched = await watchedTransactions(options.projection, options.batchSize ?? 1000);
+    const finalBounds = new Map(
+      [...options.sources.currencies.values()].map((c) => [c.currency, c.lookAfterDeadlineMinutes * 60_000]),
+    );
+    const watched = await watchedTransactions(
+      options.projection,
+      options.batchSize ?? 1000,
+      finalBounds,
+      this.now(),
+    );
     options.metrics?.watched.set(watched.length);
     const live = new Set(watched.map(key));
     for (const k of this.due.keys()) if (!live.has(k)) this.due.delete(k);
@@ -296,13 +319,11 @@ export class ChainWatcher {
       seen = await client.lookup(w.txid, currency);
     } catch (e) {
       report.failed += 1;
-      const refused = e instanceof ChainSourceRefusedError;
       const failures = (this.failures.get(source.name) ?? 0) + 1;
       this.failures.set(source.name, failures);
-      options.metrics?.lookups.inc({ source: source.name, outcome: refused ? 'refused' : 'error' });
+      options.metrics?.lookups.inc({ source: source.name, outcome: 'error' });
       options.metrics?.sourceFailures.set({ source: source.name }, failures);
-      (refused ? options.logger.error : options.logger.warn).call(
-        options.logger,
+      options.logger.warn(
         {
           source: source.name,
           swap: `${w.providerId}/${w.swapId}`,
@@ -311,15 +332,22 @@ export class ChainWatcher {
           failures,
           err: { message: (e as Error).message },
         },
-        refused ? 'chain source answer refused' : 'chain lookup failed; looked up again later',
+        'chain lookup failed; looked up again later',
       );
       return undefined;
     } finally {
       options.metrics?.lookupSeconds.observe({ source: source.name }, (performance.now() - started) / 1000);
     }
-    this.failures.set(source.name, 0);
-    options.metrics?.sourceFailures.set({ source: source.name }, 0);
+    // A refused answer is an answer, but not one to trust: the source counts as failing until it mends.
+    const failures = seen.status === 'refused' ? (this.failures.get(source.name) ?? 0) + 1 : 0;
+    this.failures.set(source.name, failures);
+    options.metrics?.sourceFailures.set({ source: source.name }, failures);
     options.metrics?.lookups.inc({ source: source.name, outcome: seen.status });
+    if (seen.status === 'refused')
+      options.logger.error(
+        { source: source.name, swap: `${w.providerId}/${w.swapId}`, role: w.role, txid: w.txid, failures },
+        `chain source answer refused: ${seen.detail}`,
+      );
     const at = this.now();
     const deadlinePassed = w.endedAtMs !== null && at > w.endedAtMs + currency.deadlineMinutes * 60_000;
     if (!changed(w.last, seen, deadlinePassed)) return undefined;
@@ -346,6 +374,9 @@ export class ChainWatcher {
         deadlinePassed,
         observedAt,
         detail: seen.detail,
+        blockTime: seen.blockTime,
+        fee: seen.fee,
+        contractCall: seen.contractCall,
       },
       { providerId: w.providerId, swapId: w.swapId, source: 'chain' },
     );

@@ -1,5 +1,4 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import {
   createWalletClient,
@@ -78,24 +77,24 @@ export function writeDemoChainSources(dir: string): string {
   return file;
 }
 
-/** OpenZeppelin's shipped ERC-20 (no compiler): its deployer may mint. */
-function tokenArtifact(): { abi: Abi; bytecode: Hex } {
-  const require = createRequire(import.meta.url);
-  return JSON.parse(
-    readFileSync(
-      require.resolve('@openzeppelin/contracts/build/contracts/ERC20PresetMinterPauser.json'),
-      'utf8',
-    ),
-  ) as { abi: Abi; bytecode: Hex };
+/**
+ * The demo's ERC-20 (DemoToken.sol: OpenZeppelin's minter preset with the currency's decimals), compiled once
+ * into demo-token.json (scripts/chain/compile-demo-token.ts): its deployer may mint.
+ */
+export function demoTokenArtifact(): { abi: Abi; bytecode: Hex } {
+  return JSON.parse(readFileSync(new URL('./demo-token.json', import.meta.url), 'utf8')) as {
+    abi: Abi;
+    bytecode: Hex;
+  };
 }
 
 export const deployerWallet = (url: string) =>
   createWalletClient({ account: DEPLOYER, chain: hardhat, transport: http(url) }).extend(publicActions);
 
 /**
- * Deploys the demo tokens where they are not yet (a node left from an earlier start keeps them). The
- * contract's decimals() says 18 whatever the currency: the watcher counts atomic units in the configured
- * decimals and never reads decimals(), so USDT's 6 are the file's.
+ * Deploys the demo tokens where they are not yet (a node left from an earlier start keeps them), each with
+ * its currency's decimals (USDT 6, BAT 18): the watcher reads decimals() at start and refuses a file that
+ * says otherwise.
  */
 async function deployTokens(url: string): Promise<void> {
   const wallet = deployerWallet(url);
@@ -108,8 +107,12 @@ async function deployTokens(url: string): Promise<void> {
       throw new Error(
         `the deployer's nonce is ${nonce}, not ${i}: this node is not a fresh demo chain (${token.platform} cannot be deployed at ${token.contract})`,
       );
-    const { abi, bytecode } = tokenArtifact();
-    const hash = await wallet.deployContract({ abi, bytecode, args: [token.platform, token.platform] });
+    const { abi, bytecode } = demoTokenArtifact();
+    const hash = await wallet.deployContract({
+      abi,
+      bytecode,
+      args: [token.platform, token.platform, token.decimals],
+    });
     await wallet.waitForTransactionReceipt({ hash });
   }
 }

@@ -42,6 +42,39 @@ describe('chain sources file', () => {
     expect(sourceLabel(s.sources.get('ethereum')!)).toBe('evm-rpc ethereum (ETH_RPC_URL)');
   });
 
+  it('the final bound, the answer size cap and the chain id: defaults, and each refused out of range', () => {
+    const s = parseChainSources(doc);
+    expect(s.currencies.get('ETH')).toMatchObject({ lookAfterDeadlineMinutes: 1440 });
+    expect(s.sources.get('ethereum')).toMatchObject({ maxResponseBytes: 8 * 1024 * 1024, chainId: null });
+    const set = parseChainSources({
+      sources: { ethereum: { family: 'evm', urlEnv: 'E', maxResponseBytes: 4096, chainId: 1 } },
+      currencies: {
+        ETH: { source: 'ethereum', confirmations: 1, decimals: 18, lookAfterDeadlineMinutes: 0 },
+      },
+    });
+    expect(set.sources.get('ethereum')).toMatchObject({ maxResponseBytes: 4096, chainId: 1 });
+    expect(set.currencies.get('ETH')!.lookAfterDeadlineMinutes).toBe(0);
+    let err: unknown;
+    try {
+      parseChainSources({
+        sources: {
+          ethereum: { family: 'evm', urlEnv: 'E', maxResponseBytes: 10, chainId: 0 },
+          bitcoin: { family: 'utxo', urlEnv: 'B', chainId: 1 },
+        },
+        currencies: {
+          ETH: { source: 'ethereum', confirmations: 1, decimals: 18, lookAfterDeadlineMinutes: -1 },
+        },
+      });
+    } catch (e) {
+      err = e;
+    }
+    const problems = (err as ChainSourcesFileError).problems.join('\n');
+    expect(problems).toMatch(/sources\.ethereum\.maxResponseBytes: an integer from 1024/);
+    expect(problems).toMatch(/sources\.ethereum\.chainId: a positive integer/);
+    expect(problems).toMatch(/sources\.bitcoin\.chainId: only for evm sources/);
+    expect(problems).toMatch(/currencies\.ETH\.lookAfterDeadlineMinutes: an integer from 0/);
+  });
+
   it('lists every problem at once, never a URL', () => {
     const bad = {
       sources: { x: { family: 'solana', url: 'https://key@node' } },

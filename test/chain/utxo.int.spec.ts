@@ -5,7 +5,6 @@ import secp256k1 from 'secp256k1';
 import * as ecc from '@bitcoinerlab/secp256k1';
 import { address, crypto, initEccLib, networks, payments, script, Transaction } from 'bitcoinjs-lib';
 import { parseChainSources, type ChainCurrencyDefinition } from '../../src/chain/config.ts';
-import { ChainSourceRefusedError } from '../../src/chain/lookup.ts';
 import { EsploraChainClient, outputAddress, txidOfRaw, UTXO_NETWORK } from '../../src/chain/utxo.ts';
 import { chainChecks } from '../../src/reconciler/chain-checks.ts';
 import type { ChainObservation } from '../../src/reconciler/types.ts';
@@ -17,7 +16,7 @@ initEccLib(ecc);
  * The UTXO chain rules on real transactions built and signed with bitcoinjs-lib (no Bitcoin node installs
  * here), served by a small Esplora-compatible server (/tx/:txid/hex, /tx/:txid/status, /blocks/tip/height),
  * the address vectors of BIP 173 / BIP 350 / base58, and a source that serves bytes that do not hash to the
- * txid asked for: refused.
+ * txid asked for: refused. Redirects and oversize answers are source errors.
  */
 
 const key = (seed: string) => createHash('sha256').update(seed).digest();
@@ -81,7 +80,12 @@ function legacySpend(to: string, value: bigint): Transaction {
 interface Served {
   hex: string;
   height: number | null;
+  /** What /tx/:txid says the fee was (Esplora's `fee`), and the txid it names there. */
+  fee?: number;
+  txid?: string;
 }
+
+const BLOCK_TIME = 1_764_300_000;
 
 describe('UTXO chain source (Esplora API, real signed transactions)', () => {
   const served = new Map<string, Served>();
@@ -95,21 +99,34 @@ describe('UTXO chain source (Esplora API, real signed transactions)', () => {
     server = createServer((req, res) => {
       const path = req.url ?? '';
       if (path === '/blocks/tip/height') return res.end(String(tip));
-      const m = /^\/tx\/([0-9a-f]{64})\/(hex|status)$/.exec(path);
+      if (path.startsWith('/moved/')) {
+        res.writeHead(302, { location: path.slice('/moved'.length) });
+        return res.end();
+      }
+      if (path.startsWith('/huge/')) return res.end('00'.repeat(4096));
+      if (path.startsWith('/stream/')) {
+        // No content-length: the size shows only as it is read.
+        for (let i = 0; i < 8; i++) res.write('00'.repeat(256));
+        return res.end();
+      }
+      const m = /^\/tx\/([0-9a-f]{64})(\/hex)?$/.exec(path);
       const tx = m && served.get(m[1]!);
       if (!m || !tx) {
         res.statusCode = 404;
         return res.end('Transaction not found');
       }
-      if (m[2] === 'hex') return res.end(tx.hex);
+      if (m[2] === '/hex') return res.end(tx.hex);
       res.setHeader('content-type', 'application/json');
-      res.end(
-        JSON.stringify(
-          tx.height === null
-            ? { confirmed: false }
-            : { confirmed: true, block_height: tx.height, block_hash: '00'.repeat(32), block_time: 1 },
-        ),
-      );
+      const status =
+        tx.height === null
+          ? { confirmed: false }
+          : {
+              confirmed: true,
+              block_height: tx.height,
+              block_hash: '00'.repeat(32),
+              block_time: BLOCK_TIME,
+            };
+      res.end(JSON.stringify({ txid: tx.txid ?? m[1], fee: tx.fee ?? 1234, status }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -172,11 +189,11 @@ describe('UTXO chain source (Esplora API, real signed transactions)', () => {
     const l = await client.lookup(txid, btc);
     expect(l).toMatchObject({ status: 'found', confirmations: 6, block: tip - 5, proven: true });
     expect(l.transfers).toEqual([
-      { asset: 'native', recipient: P2PKH, amount: '1000' },
-      { asset: 'native', recipient: P2SH, amount: '2000' },
-      { asset: 'native', recipient: P2WPKH, amount: '3000' },
-      { asset: 'native', recipient: P2WSH, amount: '4000' },
-      { asset: 'native', recipient: P2TR, amount: '5000' },
+      { asset: 'native', recipient: P2PKH, amount: '1000', index: 0 },
+      { asset: 'native', recipient: P2SH, amount: '2000', index: 1 },
+      { asset: 'native', recipient: P2WPKH, amount: '3000', index: 2 },
+      { asset: 'native', recipient: P2WSH, amount: '4000', index: 3 },
+      { asset: 'native', recipient: P2TR, amount: '5000', index: 4 },
     ]);
     expect(l.detail).toMatch(/1 output\(s\) with no address/);
   });
@@ -228,14 +245,70 @@ describe('UTXO chain source (Esplora API, real signed transactions)', () => {
     expect(await client.lookup('ab'.repeat(32), btc)).toMatchObject({ status: 'not_found', proven: false });
   });
 
-  it('a source serving bytes that do not hash to the txid is refused: no observation', async () => {
+  it('a source serving bytes that do not hash to the txid is refused: nothing it said is kept', async () => {
     const honest = segwitSpend([[P2WPKH, 5_000_000n]]);
     const forged = segwitSpend([[P2PKH, 5_000_000n]]); // other outputs, claimed under the honest txid
     served.set(honest.getId(), { hex: forged.toHex(), height: tip - 10 });
-    await expect(client.lookup(honest.getId(), btc)).rejects.toThrow(ChainSourceRefusedError);
-    await expect(client.lookup(honest.getId(), btc)).rejects.toThrow(/hash to .*: refused/);
+    const lied = await client.lookup(honest.getId(), btc);
+    expect(lied).toMatchObject({
+      status: 'refused',
+      transfers: [],
+      block: null,
+      proven: false,
+      fee: null,
+      blockTime: null,
+    });
+    expect(lied.detail).toContain(`hash to ${forged.getId()}`);
     served.set(honest.getId(), { hex: 'zz', height: tip });
-    await expect(client.lookup(honest.getId(), btc)).rejects.toThrow(ChainSourceRefusedError);
+    expect(await client.lookup(honest.getId(), btc)).toMatchObject({
+      status: 'refused',
+      detail: expect.stringMatching(/is not hex/),
+    });
+    // The right bytes, but /tx/:txid describes another transaction.
+    served.set(honest.getId(), { hex: honest.toHex(), height: tip, txid: forged.getId() });
+    expect(await client.lookup(honest.getId(), btc)).toMatchObject({
+      status: 'refused',
+      detail: expect.stringMatching(/describes another transaction/),
+    });
+  });
+
+  it('each output carries its index (vout), the fee and the block time are recorded', async () => {
+    const tx = segwitSpend([
+      [P2TR, 7000n],
+      [P2WPKH, 8000n],
+    ]);
+    const txid = tx.getId();
+    served.set(txid, { hex: tx.toHex(), height: null, fee: 250 });
+    expect(await client.lookup(txid, btc)).toMatchObject({
+      status: 'pending',
+      fee: '250',
+      blockTime: null,
+      contractCall: false,
+    });
+    served.set(txid, { hex: tx.toHex(), height: tip - 1, fee: 250 });
+    const l = await client.lookup(txid, btc);
+    expect(l).toMatchObject({
+      status: 'found',
+      fee: '250',
+      blockTime: new Date(BLOCK_TIME * 1000).toISOString(),
+      contractCall: false,
+    });
+    // The OP_RETURN output (index 2) has no address: left out, the others keep their own index.
+    expect(l.transfers).toEqual([
+      { asset: 'native', recipient: P2TR, amount: '7000', index: 0 },
+      { asset: 'native', recipient: P2WPKH, amount: '8000', index: 1 },
+    ]);
+  });
+
+  it('a redirect is refused, not followed; an answer over maxResponseBytes is refused', async () => {
+    const tx = legacySpend(P2PKH, 1n);
+    const txid = serve(tx, tip);
+    const moved = new EsploraChainClient(btc.source, `${url}/moved`);
+    await expect(moved.lookup(txid, btc)).rejects.toThrow(/answered a redirect \(302\): refused/);
+    const huge = new EsploraChainClient({ ...btc.source, maxResponseBytes: 1024 }, `${url}/huge`);
+    await expect(huge.lookup(txid, btc)).rejects.toThrow(/over 1024 bytes: refused/);
+    const stream = new EsploraChainClient({ ...btc.source, maxResponseBytes: 1024 }, `${url}/stream`);
+    await expect(stream.lookup(txid, btc)).rejects.toThrow(/an answer over 1024 bytes: refused/);
   });
 
   it('address vectors (BIP 173, BIP 350, base58): each script reads back as its address', () => {

@@ -48,6 +48,9 @@ describe('two chain watchers share the transactions by lease (real stack)', () =
         transfers: [],
         proven: true,
         detail: null,
+        blockTime: null,
+        fee: null,
+        contractCall: false,
       };
     },
   });
