@@ -18,6 +18,7 @@ import {
   type WebhookKeyDefinition,
 } from './file-sections.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
+import { parseStatementLayout, type StatementLayout } from '../monthend/layout.ts';
 
 export {
   DEFAULT_POLL_INTERVAL_SECONDS,
@@ -57,6 +58,8 @@ export interface ProviderDefinition {
   readonly defaultSlippage: string | null;
   /** The webhook's networkFees: `extra` (default: recorded, never revenue) or `referral` (booked as such). */
   readonly webhookNetworkFees: 'extra' | 'referral';
+  /** How the partner's monthly statement is laid out (src/monthend/layout.ts); absent: the default layout. */
+  readonly statementLayout?: StatementLayout;
 }
 
 export class ProvidersFileError extends InputRefusedError {
@@ -80,6 +83,7 @@ const PROVIDER_KEYS = new Set([
   'defaultSlippage',
   'webhookNetworkFees',
   'rateLimit',
+  'statementLayout',
 ]);
 
 /** One provider entry: each section parsed by its own parser (./file-sections.ts). */
@@ -121,6 +125,7 @@ function parseProvider(
       webhookNetworkFees = raw.webhookNetworkFees;
     else problems.push(`${where}.webhookNetworkFees: must be "extra" or "referral"`);
   }
+  const statementLayout = parseStatementLayout(raw.statementLayout, where, problems);
   if (problems.length > before || id === undefined || client === undefined || statusMapping === undefined)
     return undefined;
   const clientConfig: PartnerClientConfig = client.client;
@@ -138,6 +143,7 @@ function parseProvider(
     statusMapping,
     pollIntervalSeconds,
     rateLimit,
+    ...(statementLayout ? { statementLayout } : {}),
   };
 }
 
