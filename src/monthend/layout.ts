@@ -280,6 +280,10 @@ export function readDate(text: string, format: DateFormat): string | { problem: 
   const bad = { problem: `"${text.slice(0, 40)}" is not a date of the layout's format ${format}` };
   if (format === 'iso') {
     if (!ISO.test(text)) return bad;
+    const [Y, M, D] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+    const day = new Date(Date.UTC(Y, M - 1, D));
+    // Date parses 2026-02-31 as March 3rd: a day that does not exist is refused, not moved.
+    if (day.getUTCMonth() !== M - 1 || day.getUTCDate() !== D) return bad;
     const d = new Date(text);
     return Number.isNaN(d.getTime()) ? bad : d.toISOString();
   }
