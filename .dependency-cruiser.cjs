@@ -12,7 +12,7 @@ const FLOORS = [
   ['db'],
   ['swap', 'payload', 'config'],
   ['ledger', 'events', 'http'],
-  ['partner'],
+  ['partner', 'monthend'],
   ['providers', 'catalog', 'outbox', 'projector', 'chain'],
   ['ingest', 'reconciler', 'ops', 'testing', 'chainwatch'],
   ['gateway', 'poller', 'simulator', 'certify', 'console'],
@@ -66,7 +66,7 @@ for (const [i, floor] of FLOORS.entries())
       to: { path: folders(floor.filter((g) => g !== f)), pathNot: CHART_OF_ACCOUNTS },
     });
 const PURE =
-  '^src/(money|swap|payload)/|^src/ledger/(postings|accounts)[.]ts$|^src/reconciler/(checks|amount-checks|fee-checks|inputs|policy|types|exact|chain-checks)[.]ts$|^src/projector/(fold|swaps|requests|parking|admissible|decision|state|reapply|chain)[.]ts$';
+  '^src/(money|swap|payload)/|^src/ledger/(postings|accounts|periods)[.]ts$|^src/monthend/|^src/reconciler/(checks|amount-checks|fee-checks|inputs|policy|types|exact|chain-checks)[.]ts$|^src/projector/(fold|swaps|requests|parking|admissible|decision|state|reapply|chain|monthend)[.]ts$';
 module.exports = {
   forbidden: [
     ...floorRules.flatMap(typesOnly),

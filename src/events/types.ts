@@ -234,6 +234,69 @@ export interface ChainTransactionObserved {
   contractCall?: boolean;
 }
 
+/** One figure a statement line states otherwise than the ledger (src/monthend/match.ts). */
+export interface StatementDifference {
+  field: string;
+  ledger: string | null;
+  statement: string | null;
+  delta: string | null;
+  tolerance: string | null;
+  direction: string | null;
+  verdict: string;
+}
+
+/** A statement line and its match, decided at import; lineNo null for a ledger_only entry. */
+export interface StatementLineMatch {
+  lineNo: number | null;
+  swapId: string;
+  outcome: string;
+  statusWord: string | null;
+  status: string | null;
+  finishedAt: string | null;
+  currencyFrom: string | null;
+  amountFrom: string | null;
+  currencyTo: string | null;
+  amountTo: string | null;
+  providerFee: string | null;
+  referralFee: string | null;
+  payoutNetworkFee: string | null;
+  ledgerStatus: string | null;
+  priorPeriod: string | null;
+  differences: StatementDifference[];
+}
+
+/** A partner's monthly statement, imported by an operator; its id is the event's id. */
+export interface StatementImported {
+  period: string;
+  fileName: string;
+  fileDigest: string;
+  layout: string;
+  operator: string;
+  reason: string | null;
+  supersedes: string | null;
+  lines: StatementLineMatch[];
+}
+
+/** A month closed: sealed by a digest chained to the previous close's. */
+export interface PeriodClosed {
+  period: string;
+  operator: string;
+  reason: string;
+  digest: string;
+  previousDigest: string | null;
+  postingCount: number;
+  statementIds: string[];
+  acceptedDifferences: boolean;
+}
+
+/** A closed month reopened (--force): its seal no longer in force. */
+export interface PeriodReopened {
+  period: string;
+  operator: string;
+  reason: string;
+  digest: string;
+}
+
 export interface PayloadByType {
   QuoteReceived: QuoteReceived;
   QuoteRejected: QuoteRejected;
@@ -248,6 +311,9 @@ export interface PayloadByType {
   DeadLetterDiscarded: DeadLetterDiscarded;
   EventReapplied: EventReapplied;
   ChainTransactionObserved: ChainTransactionObserved;
+  StatementImported: StatementImported;
+  PeriodClosed: PeriodClosed;
+  PeriodReopened: PeriodReopened;
 }
 
 export type EventType = keyof PayloadByType;
@@ -265,6 +331,9 @@ export const EVENT_TYPES = [
   'StatusContradicted',
   'EventReapplied',
   'ChainTransactionObserved',
+  'StatementImported',
+  'PeriodClosed',
+  'PeriodReopened',
 ] as const satisfies readonly EventType[];
 
 interface EnvelopeOf<T extends EventType> {

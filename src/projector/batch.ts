@@ -53,6 +53,9 @@ const {
   deadLetters,
   ledgerPostings,
   chainObservations,
+  statements,
+  statementLines,
+  periodEvents,
 } = projection;
 
 function dirtyRows<T>(map: Map<string, T | undefined>, keys: Set<string>): { upsert: T[]; remove: string[] } {
@@ -156,6 +159,10 @@ function foldWrites(ws: WorkingSet): FoldWrite[] {
       rows: [...ws.chainObservations.values()],
       key: ['providerId', 'swapId', 'role', 'txid'],
     },
+    // Month end: statements, their lines and period closes are only ever inserted.
+    { kind: 'copy', table: statements, rows: ws.newStatements },
+    { kind: 'copy', table: statementLines, rows: ws.newStatementLines },
+    { kind: 'copy', table: periodEvents, rows: ws.newPeriodEvents },
   ];
 }
 

@@ -29,6 +29,9 @@ export const CHECKSUM_TABLES: readonly { table: string; exclude?: readonly strin
   { table: 'dead_letters' },
   { table: 'ledger_postings' },
   { table: 'chain_observations' },
+  { table: 'statements' },
+  { table: 'statement_lines' },
+  { table: 'period_events' },
   { table: 'projector_checkpoints' },
 ];
 

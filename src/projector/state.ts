@@ -12,6 +12,9 @@ export type StatusConflictRow = typeof projection.statusConflicts.$inferSelect;
 export type DeadLetterRow = typeof projection.deadLetters.$inferSelect;
 export type PostingRow = typeof projection.ledgerPostings.$inferSelect;
 export type ChainObservationRow = typeof projection.chainObservations.$inferSelect;
+export type StatementRow = typeof projection.statements.$inferSelect;
+export type StatementLineRow = typeof projection.statementLines.$inferSelect;
+export type PeriodEventRow = typeof projection.periodEvents.$inferSelect;
 export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
   changes: Changes | null;
   payload: unknown;
@@ -73,6 +76,10 @@ export class WorkingSet {
    * (nothing reads the stored ones: an observation replaces its key's row whole).
    */
   readonly chainObservations = new Map<string, ChainObservationRow>();
+  /** Month end rows folded in this batch (src/projector/monthend.ts): only ever inserted. */
+  readonly newStatements: StatementRow[] = [];
+  readonly newStatementLines: StatementLineRow[] = [];
+  readonly newPeriodEvents: PeriodEventRow[] = [];
   /** Events held behind an open dead letter of their key, by key, in offset order. */
   readonly parked = new Map<string, { event: SwapEvent; position: Position }[]>();
   /** Prepared before the fold (decoding is I/O): what each retried dead letter brings. */

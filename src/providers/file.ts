@@ -19,6 +19,7 @@ import {
   type WebhookKeyDefinition,
 } from './file-sections.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
+import { parseStatementLayout, type StatementLayout } from '../monthend/layout.ts';
 
 export {
   DEFAULT_POLL_INTERVAL_SECONDS,
@@ -61,6 +62,8 @@ export interface ProviderDefinition {
    * to, by the reconciler), or an override: `referral` (booked as such) or `extra` (recorded, never revenue).
    */
   readonly webhookNetworkFees: WebhookNetworkFees;
+  /** How the partner's monthly statement is laid out (src/monthend/layout.ts); absent: the default layout. */
+  readonly statementLayout?: StatementLayout;
 }
 
 export class ProvidersFileError extends InputRefusedError {
@@ -84,6 +87,7 @@ const PROVIDER_KEYS = new Set([
   'defaultSlippage',
   'webhookNetworkFees',
   'rateLimit',
+  'statementLayout',
 ]);
 
 /** One provider entry: each section parsed by its own parser (./file-sections.ts). */
@@ -125,6 +129,7 @@ function parseProvider(
     if (v) webhookNetworkFees = v;
     else problems.push(`${where}.webhookNetworkFees: must be "evidence", "referral" or "extra"`);
   }
+  const statementLayout = parseStatementLayout(raw.statementLayout, where, problems);
   if (problems.length > before || id === undefined || client === undefined || statusMapping === undefined)
     return undefined;
   const clientConfig: PartnerClientConfig = client.client;
@@ -142,6 +147,7 @@ function parseProvider(
     statusMapping,
     pollIntervalSeconds,
     rateLimit,
+    ...(statementLayout ? { statementLayout } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import { Decimal, formatDecimal } from '../money/decimal.ts';
 import { exactDifference, exactProduct, exactSum } from './exact.ts';
+import { FEE_UP_IS } from '../money/tolerance.ts';
 import {
   FEE_KINDS,
   type DirectionalTolerance,
@@ -32,15 +33,6 @@ const FEE_NAMES: Record<FeeKind, { check: string; field: keyof FeeFigures }> = {
   payoutNetwork: { check: 'fee.payout_network', field: 'payoutNetworkFees' },
 };
 const FEE_SUM = 'fee.sum';
-
-// A table per fee check kind, like policy.ts's KIND_KEY: the same keys, other facts.
-/** Which way up goes for the platform: only the referral fee is its revenue. */
-const UP_IS: Record<FeeCheckKind, FeeDirection> = {
-  provider: 'disfavour',
-  referral: 'favour',
-  payoutNetwork: 'disfavour',
-  sum: 'disfavour',
-};
 
 /** The exact sum of figures, or the first reason one is missing, refused or imprecise. */
 function sumOf(reads: Read[], what: string): Read {
@@ -93,7 +85,7 @@ function feeComparison(
   const direction: FeeDirection | undefined =
     delta === undefined || delta.isZero()
       ? undefined
-      : delta.gt(0) === (UP_IS[kind] === 'disfavour')
+      : delta.gt(0) === (FEE_UP_IS[kind] === 'disfavour')
         ? 'disfavour'
         : 'favour';
   const tolerance = direction ? policy[direction] : undefined;

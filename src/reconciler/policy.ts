@@ -1,39 +1,25 @@
 import { Decimal, formatDecimal, isDecimalText } from '../money/decimal.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
 
-/** The three fees a swap carries at creation and at its final status, in the destination currency. */
-export type FeeKind = 'provider' | 'referral' | 'payoutNetwork';
-export const FEE_KINDS: readonly FeeKind[] = Object.freeze(['provider', 'referral', 'payoutNetwork']);
-
-/** What a fee tolerance applies to: each fee, and the sum of the three. */
-export type FeeCheckKind = FeeKind | 'sum';
-export const FEE_CHECK_KINDS: readonly FeeCheckKind[] = Object.freeze([...FEE_KINDS, 'sum']);
-
-/**
- * Which way a fee moved, seen from the platform. Disfavour: the referral fee (the platform's revenue)
- * down, the provider fee, the payout network fee or the sum of fees up. Favour: the other way.
- */
-export type FeeDirection = 'favour' | 'disfavour';
-
-/**
- * How far a final fee may stand from its creation figure in one direction. The allowance is the
- * larger of `absolute` and `relative` × the creation figure: either one suffices.
- */
-export interface FeeTolerance {
-  /** In the fee's own currency; 0 or more. */
-  readonly absolute: Decimal;
-  /** A ratio of the creation figure, 0 to 1. */
-  readonly relative: Decimal;
-}
-
-/**
- * One tolerance per direction: a symmetric one let the platform's disfavour pass whenever its favour
- * was tolerated (referral halved, provider fee raised by as much).
- */
-export interface DirectionalTolerance {
-  readonly favour: FeeTolerance;
-  readonly disfavour: FeeTolerance;
-}
+// The fee kinds and directional tolerances live one floor down (src/money/tolerance.ts), shared with the
+// month end's statement matcher; re-exported here so the reconciler reads them where it always did.
+export {
+  FEE_KINDS,
+  FEE_CHECK_KINDS,
+  type FeeKind,
+  type FeeCheckKind,
+  type FeeDirection,
+  type FeeTolerance,
+  type DirectionalTolerance,
+} from '../money/tolerance.ts';
+import {
+  FEE_KINDS,
+  FEE_CHECK_KINDS,
+  type FeeCheckKind,
+  type FeeDirection,
+  type FeeTolerance,
+  type DirectionalTolerance,
+} from '../money/tolerance.ts';
 
 /**
  * How far a swap's creation may stand from its quote, in the platform's (or the user's) disfavour, as a

@@ -29,6 +29,12 @@ import { upCommand } from './up.ts';
 import { consoleServeCommand } from './console.ts';
 import { demoChainCommand, demoRunCommand } from './demo.ts';
 import { requestsResolveCommand, requestsStuckCommand } from './requests.ts';
+import {
+  periodCloseCommand,
+  periodReopenCommand,
+  periodVerifyCommand,
+  statementImportCommand,
+} from './monthend.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
@@ -70,4 +76,8 @@ export const commands: readonly Command[] = [
   demoChainCommand,
   requestsStuckCommand,
   requestsResolveCommand,
+  statementImportCommand,
+  periodCloseCommand,
+  periodVerifyCommand,
+  periodReopenCommand,
 ];

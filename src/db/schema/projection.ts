@@ -408,3 +408,94 @@ export const chainObservations = pgTable(
     check('chain_observations_status_chk', sql`${t.status} in ('found', 'pending', 'not_found', 'reverted')`),
   ],
 );
+
+/**
+ * Month end (README "Month end"): partners' statements as imported, each line with its match decided at
+ * import (StatementImported), and the closes and reopenings of periods (PeriodClosed, PeriodReopened). All
+ * append-only: a re-import supersedes the statement in force by naming it, so both stay visible.
+ */
+export const statements = pgTable(
+  'statements',
+  {
+    /** The StatementImported event's id. */
+    statementId: uuid('statement_id').primaryKey(),
+    providerId: text('provider_id').notNull(),
+    /** YYYY-MM */
+    period: text('period').notNull(),
+    fileName: text('file_name').notNull(),
+    fileDigest: text('file_digest').notNull(),
+    layout: text('layout').notNull(),
+    operator: text('operator').notNull(),
+    reason: text('reason'),
+    /** The statement in force it replaced; the one in force is the one no other supersedes. */
+    supersedes: uuid('supersedes'),
+    lineCount: integer('line_count').notNull(),
+    importedAt: ts('imported_at').notNull(),
+  },
+  (t) => [
+    index('statements_provider_period_idx').on(t.providerId, t.period),
+    check('statements_period_chk', sql`${t.period} ~ '^[0-9]{4}-(0[1-9]|1[0-2])$'`),
+  ],
+);
+
+export const statementLines = pgTable(
+  'statement_lines',
+  {
+    statementId: uuid('statement_id').notNull(),
+    /** 1.. in the event's order: the file's lines, then the ledger_only entries. */
+    seq: integer('seq').notNull(),
+    providerId: text('provider_id').notNull(),
+    /** The file's line (header = 1); null for a ledger_only entry. */
+    lineNo: integer('line_no'),
+    swapId: text('swap_id').notNull(),
+    /** matched | statement_only | ledger_only | status_differs | amount_differs */
+    outcome: text('outcome').notNull(),
+    statusWord: text('status_word'),
+    status: text('status'),
+    finishedAt: ts('finished_at'),
+    currencyFrom: text('currency_from'),
+    amountFrom: money('amount_from'),
+    currencyTo: text('currency_to'),
+    amountTo: money('amount_to'),
+    providerFee: money('provider_fee'),
+    referralFee: money('referral_fee'),
+    payoutNetworkFee: money('payout_network_fee'),
+    ledgerStatus: text('ledger_status'),
+    /** The earlier period the swap's postings of this month adjust (a prior-period adjustment). */
+    priorPeriod: text('prior_period'),
+    /** [{ field, ledger, statement, delta, tolerance, direction, verdict }] */
+    differences: jsonb('differences').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.statementId, t.seq], name: 'statement_lines_pkey' }),
+    index('statement_lines_swap_idx').on(t.providerId, t.swapId),
+    check(
+      'statement_lines_outcome_chk',
+      sql`${t.outcome} in ('matched', 'statement_only', 'ledger_only', 'status_differs', 'amount_differs')`,
+    ),
+  ],
+);
+
+export const periodEvents = pgTable(
+  'period_events',
+  {
+    /** The PeriodClosed or PeriodReopened event's id (UUIDv7: orders them). */
+    eventId: uuid('event_id').primaryKey(),
+    period: text('period').notNull(),
+    /** closed | reopened */
+    kind: text('kind').notNull(),
+    operator: text('operator').notNull(),
+    reason: text('reason').notNull(),
+    digest: text('digest').notNull(),
+    previousDigest: text('previous_digest'),
+    postingCount: integer('posting_count'),
+    statementIds: jsonb('statement_ids'),
+    acceptedDifferences: boolean('accepted_differences').notNull(),
+    recordedAt: ts('recorded_at').notNull(),
+  },
+  (t) => [
+    index('period_events_period_idx').on(t.period),
+    check('period_events_kind_chk', sql`${t.kind} in ('closed', 'reopened')`),
+    check('period_events_period_chk', sql`${t.period} ~ '^[0-9]{4}-(0[1-9]|1[0-2])$'`),
+  ],
+);

@@ -1,0 +1,251 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { createLogger } from '../../src/observability/log.ts';
+import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
+import { replay } from '../../src/ops/replay.ts';
+import { statusReported, swapCorrected, swapCreated } from '../../src/testing/events.ts';
+import { testKafka, testStack, freshProjection } from '../support/context.ts';
+import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
+import { runCli } from '../support/cli.ts';
+
+/**
+ * Issue 43, items 1 and 4 on the real stack, the CLI run as a process: a statement imported, refused,
+ * re-imported; October closed; a late correction recorded in November posts there with a reference to
+ * October; a replay rebuilds it all (EQUAL); a closed posting changed by hand is caught by `period verify`.
+ */
+// Each CLI run is a process of its own (seconds each on a shared machine): the tests get room for several.
+describe(
+  'month end: statements and sealed periods (real stack, CLI as a process)',
+  { timeout: 300_000 },
+  () => {
+    let log: Awaited<ReturnType<typeof freshEventLog>>;
+    let projection: { schema: string; pool: pg.Pool };
+    let projector: RunningProjector;
+    let env: ReturnType<typeof projectionConfig>;
+    const dir = mkdtempSync(join(tmpdir(), 'monthend-'));
+    const file = (name: string, text: string) => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    };
+    const HEADER = 'swap_id,status,finished_at,amount_to,provider_fee,referral_fee,payout_network_fee';
+    const figures = {
+      amount: '0.25',
+      providerFees: '0.0005',
+      referralFees: '0.0001',
+      payoutNetworkFees: '0.002',
+    };
+
+    beforeAll(async () => {
+      log = await freshEventLog(3);
+      projection = await freshProjection('monthend');
+      env = projectionConfig(log, projection.schema);
+      projector = await startProjector(env, createLogger({ level: 'silent' }));
+      await log.append([
+        swapCreated('me-1', { time: '2026-10-05T10:00:00.000Z' }),
+        statusReported('me-1', 'FINISHED', figures, { time: '2026-10-06T10:00:00.000Z' }),
+        swapCreated('me-2', { time: '2026-10-07T10:00:00.000Z' }),
+        statusReported('me-2', 'FINISHED', figures, { time: '2026-10-08T10:00:00.000Z' }),
+      ]);
+      await waitForProjection(projection.pool, log.topic);
+    });
+
+    afterAll(async () => {
+      await projector?.stop();
+      await projection?.pool.end();
+      await log?.close();
+    });
+
+    const q = async (sql: string, params: unknown[] = []) => (await projection.pool.query(sql, params)).rows;
+    const statementImport = (path: string, period = '2026-10') =>
+      runCli(
+        [
+          'statement',
+          'import',
+          'partner-a',
+          path,
+          '--period',
+          period,
+          '--by',
+          'alice',
+          '--reason',
+          'monthly statement',
+        ],
+        env,
+      );
+
+    it('imports a statement: each line matched on (provider, swapId), a FINISHED swap not listed is ledger_only', async () => {
+      const path = file(
+        'oct.csv',
+        `${HEADER}\nme-1,FINISHED,2026-10-06T10:00:00Z,0.25,0.0005,0.00008,0.002\nme-9,FINISHED,,1,,,\n`,
+      );
+      const r = await statementImport(path);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(
+        /matched 0, statement_only 1, ledger_only 1, status_differs 0, amount_differs 1/,
+      );
+      await waitForProjection(projection.pool, log.topic);
+      const lines = await q(
+        `select line_no, swap_id, outcome, prior_period, differences from statement_lines order by seq`,
+      );
+      expect(lines.map((l) => [l.line_no, l.swap_id, l.outcome])).toEqual([
+        [2, 'me-1', 'amount_differs'],
+        [3, 'me-9', 'statement_only'],
+        [null, 'me-2', 'ledger_only'],
+      ]);
+      expect(lines[0].differences).toEqual([
+        expect.objectContaining({
+          field: 'referralFee',
+          ledger: '0.0001',
+          statement: '0.00008',
+          direction: 'disfavour',
+          verdict: 'differs',
+        }),
+      ]);
+    });
+
+    it('refuses a malformed file naming the line and the field, and stores nothing of it', async () => {
+      const before = await q(
+        `select count(*)::int as n from event_journal where event_type = 'StatementImported'`,
+      );
+      const path = file('bad.csv', `${HEADER}\nme-1,FINISHED,,0.25,,,\nme-2,FINISHED,,"0,25",,,\n`);
+      const r = await statementImport(path);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/line 3, amountTo \(column "amount_to"\): "0,25" holds ","/);
+      const bad = await runCli(
+        ['statement', 'import', 'partner-a', path, '--period', '2026-13', '--by', 'a'],
+        env,
+      );
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/--period must be YYYY-MM/);
+      await waitForProjection(projection.pool, log.topic);
+      expect(
+        await q(`select count(*)::int as n from event_journal where event_type = 'StatementImported'`),
+      ).toEqual(before);
+    });
+
+    it('refuses to close a month whose statement has differences', async () => {
+      const r = await runCli(['period', 'close', '2026-10', '--by', 'alice', '--reason', 'month end'], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/partner-a: statement .* has 3 line\(s\) not matched/);
+    });
+
+    it('a corrected statement supersedes the one in force; both stay visible', async () => {
+      const first = (await q(`select statement_id from statements`))[0].statement_id;
+      const path = file(
+        'oct-v2.csv',
+        `${HEADER}\nme-1,FINISHED,,0.25,0.0005,0.0001,0.002\nme-2,FINISHED,,0.25,,,\n`,
+      );
+      const r = await statementImport(path);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`matched 2, .*supersedes ${first}`));
+      await waitForProjection(projection.pool, log.topic);
+      const all = await q(`select statement_id, supersedes, line_count from statements order by imported_at`);
+      expect(all).toEqual([
+        { statement_id: first, supersedes: null, line_count: 3 },
+        { statement_id: expect.any(String), supersedes: first, line_count: 2 },
+      ]);
+    });
+
+    it('closes October, sealed by a digest; a second close is refused', async () => {
+      const r = await runCli(['period', 'close', '2026-10', '--by', 'alice', '--reason', 'month end'], env);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const [{ n }] = await q(
+        `select count(*)::int as n from ledger_postings where recorded_at < '2026-11-01'`,
+      );
+      expect(n).toBeGreaterThan(0);
+      expect(r.stdout).toMatch(new RegExp(`2026-10 closed: ${n} posting\\(s\\), digest [0-9a-f]{64}`));
+      await waitForProjection(projection.pool, log.topic);
+      const again = await runCli(['period', 'close', '2026-10', '--by', 'alice', '--reason', 'twice'], env);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toMatch(/closed already/);
+      const v = await runCli(['period', 'verify'], env);
+      expect(v.code).toBe(0);
+      expect(v.stdout).toMatch(/^2026-10 OK [0-9a-f]{64}$/m);
+    });
+
+    it('a late fact after the close posts into the open period with a reference to the closed one', async () => {
+      await log.append([
+        swapCorrected(
+          'me-1',
+          { referralFees: '0.00009', operator: 'bob', reason: 'partner rebate' },
+          { time: '2026-11-02T09:00:00.000Z' },
+        ),
+      ]);
+      await waitForProjection(projection.pool, log.topic);
+      const late = await q(
+        `select entry_kind, to_char(recorded_at at time zone 'UTC', 'YYYY-MM') as period,
+              to_char(effective_at at time zone 'UTC', 'YYYY-MM') as effective
+         from ledger_postings where swap_id = 'me-1' and recorded_at >= '2026-11-01' order by line`,
+      );
+      expect(late.length).toBeGreaterThan(0);
+      expect(new Set(late.map((p) => `${p.entry_kind} ${p.period} ${p.effective}`))).toEqual(
+        new Set(['reversal 2026-11 2026-10', 'correction 2026-11 2026-10']),
+      );
+      const v = await runCli(['period', 'verify'], env);
+      expect(v.code).toBe(0); // October did not change
+      // November's statement shows it as a prior-period adjustment.
+      const r = await statementImport(
+        file('nov.csv', `${HEADER}\nme-1,FINISHED,,0.25,0.0005,0.00009,0.002\n`),
+        '2026-11',
+      );
+      expect(r.code).toBe(0);
+      await waitForProjection(projection.pool, log.topic);
+      const [line] = await q(
+        `select l.outcome, l.prior_period from statement_lines l join statements s using (statement_id) where s.period = '2026-11'`,
+      );
+      expect(line).toEqual({ outcome: 'matched', prior_period: '2026-10' });
+    });
+
+    it('a replay rebuilds statements, lines and periods (EQUAL)', async () => {
+      await waitForProjection(projection.pool, log.topic);
+      const result = await replay({
+        databaseUrl: testStack().databaseUrl,
+        kafka: testKafka('monthend-replay'),
+        codec: log.codec,
+        topic: log.topic,
+        liveSchema: projection.schema,
+        logger: createLogger({ level: 'silent' }),
+      });
+      try {
+        expect(result.equal).toBe(true);
+      } finally {
+        await projection.pool.query(`drop schema if exists ${result.schema} cascade`);
+      }
+    });
+
+    it('period verify detects a closed posting changed by hand; reopening needs --force and is recorded', async () => {
+      const s = projection.schema;
+      await projection.pool.query(`alter table ${s}.ledger_postings disable trigger user`);
+      await projection.pool.query(
+        `update ${s}.ledger_postings set amount = amount + 1 where swap_id = 'me-2' and account = 'user_payout' and recorded_at < '2026-11-01'`,
+      );
+      await projection.pool.query(`alter table ${s}.ledger_postings enable trigger user`);
+      const v = await runCli(['period', 'verify'], env);
+      expect(v.code).toBe(1);
+      expect(v.stdout).toMatch(/^2026-10 CHANGED: sealed [0-9a-f]{64}, now [0-9a-f]{64}/m);
+
+      const refused = await runCli(
+        ['period', 'reopen', '2026-10', '--by', 'carol', '--reason', 'audit'],
+        env,
+      );
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/needs --force/);
+      const r = await runCli(
+        ['period', 'reopen', '2026-10', '--force', '--by', 'carol', '--reason', 'audit'],
+        env,
+      );
+      expect(r.code).toBe(0);
+      await waitForProjection(projection.pool, log.topic);
+      expect(await q(`select period, kind, operator, reason from period_events order by event_id`)).toEqual([
+        { period: '2026-10', kind: 'closed', operator: 'alice', reason: 'month end' },
+        { period: '2026-10', kind: 'reopened', operator: 'carol', reason: 'audit' },
+      ]);
+    });
+  },
+);
