@@ -14,6 +14,7 @@ import {
 import { rejected, type FoldDecision } from './decision.ts';
 import { carriedEvent, foldEventReapplied } from './reapply.ts';
 import { foldChainTransactionObserved } from './chain.ts';
+import { foldCaseActed } from './cases.ts';
 
 export { deadLetterId, foldUndecodable } from './parking.ts';
 
@@ -38,6 +39,7 @@ const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => FoldDeci
   DeadLetterDiscarded: (ws, e) => resolveDeadLetter(ws, e, foldEvent, release),
   EventReapplied: (ws, e) => foldEventReapplied(ws, e, foldCarried),
   ChainTransactionObserved: foldChainTransactionObserved,
+  CaseActed: foldCaseActed,
 };
 
 /** A reapplied event's fold: its input bounds, then its own rule (parking was the reapply's, at dispatch). */

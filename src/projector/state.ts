@@ -12,6 +12,7 @@ export type StatusConflictRow = typeof projection.statusConflicts.$inferSelect;
 export type DeadLetterRow = typeof projection.deadLetters.$inferSelect;
 export type PostingRow = typeof projection.ledgerPostings.$inferSelect;
 export type ChainObservationRow = typeof projection.chainObservations.$inferSelect;
+export type CaseRow = typeof projection.cases.$inferSelect;
 export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
   changes: Changes | null;
   payload: unknown;
@@ -47,6 +48,7 @@ const keysOfUpsertedTables = () => ({
   quotes: new Set<string>(),
   queue: new Set<string>(),
   reconciliations: new Set<string>(),
+  cases: new Set<string>(),
 });
 
 /**
@@ -60,6 +62,8 @@ export class WorkingSet {
   readonly quotes = new Map<string, QuoteRow | undefined>();
   readonly queue = new Map<string, QueueRow | undefined>();
   readonly reconciliations = new Map<string, ReconciliationRow | undefined>();
+  /** Each swap's case (src/cases/machine.ts), by swap key. */
+  readonly cases = new Map<string, CaseRow | undefined>();
   readonly deadLetters = new Map<string, DeadLetterRow | undefined>();
   /** Ledger postings of the batch's swaps, by swap: those already written, then those folded in this batch. */
   readonly postings = new Map<string, PostingRow[]>();
