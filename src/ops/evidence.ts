@@ -32,6 +32,7 @@ async function journal(pool: pg.Pool, where: string, params: unknown[]): Promise
 const channelOf = (source: string) =>
   source === 'webhook' ? 'webhook' : source === 'poll' ? 'GET /status (poll)' : source;
 
+/** The key the swap names, else the newest one valid at its creation (the pack shows which; verify checks it). */
 async function keyFor(
   pool: pg.Pool,
   providerId: string,
@@ -42,13 +43,12 @@ async function keyFor(
     key_id: string;
     curve: string;
     public_key: string;
-    valid_from: Date;
-    valid_to: Date | null;
+    valid_from: Date | string;
+    valid_to: Date | string | null;
   }>(
     `select key_id, curve, public_key, valid_from, valid_to from ${PLATFORM_SCHEMA}.provider_payload_keys
-      where provider_id = $1 and ($2::text is not null and key_id = $2
-         or $2::text is null and valid_from <= $3 and (valid_to is null or valid_to > $3))
-      order by valid_from desc limit 1`,
+      where provider_id = $1 and (key_id = $2 or valid_from <= $3 and (valid_to is null or valid_to > $3))
+      order by key_id = $2 desc nulls last, valid_from desc limit 1`,
     [providerId, keyId, createdAt],
   );
   const k = r.rows[0];
@@ -57,8 +57,8 @@ async function keyFor(
     keyId: k.key_id,
     curve: k.curve as EvidenceKey['curve'],
     publicKey: k.public_key,
-    validFrom: k.valid_from.toISOString(),
-    validTo: k.valid_to ? k.valid_to.toISOString() : null,
+    validFrom: new Date(k.valid_from).toISOString(),
+    validTo: k.valid_to ? new Date(k.valid_to).toISOString() : null,
   };
 }
 
