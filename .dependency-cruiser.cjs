@@ -11,7 +11,7 @@ const FLOORS = [
   ['money', 'lifecycle', 'observability'],
   ['db'],
   ['swap', 'payload', 'config'],
-  ['ledger', 'events', 'http'],
+  ['ledger', 'events', 'http', 'cases'],
   ['partner', 'monthend'],
   ['providers', 'catalog', 'outbox', 'projector', 'chain'],
   ['ingest', 'reconciler', 'ops', 'testing', 'chainwatch'],
@@ -66,7 +66,7 @@ for (const [i, floor] of FLOORS.entries())
       to: { path: folders(floor.filter((g) => g !== f)), pathNot: CHART_OF_ACCOUNTS },
     });
 const PURE =
-  '^src/(money|swap|payload)/|^src/ledger/(postings|accounts|periods)[.]ts$|^src/monthend/|^src/reconciler/(checks|amount-checks|fee-checks|inputs|policy|types|exact|chain-checks)[.]ts$|^src/projector/(fold|swaps|requests|parking|admissible|decision|state|reapply|chain|monthend)[.]ts$';
+  '^src/(money|swap|payload|cases)/|^src/ledger/(postings|accounts|periods)[.]ts$|^src/monthend/|^src/reconciler/(checks|amount-checks|fee-checks|inputs|policy|types|exact|chain-checks)[.]ts$|^src/projector/(fold|swaps|requests|parking|admissible|decision|state|reapply|chain|monthend|cases)[.]ts$';
 module.exports = {
   forbidden: [
     ...floorRules.flatMap(typesOnly),

@@ -143,6 +143,11 @@ export interface SwapReconciled {
   verdict: string;
   basedOnEventId: string;
   checks: ReconciliationCheck[];
+  /**
+   * The reconciler judged after an evidence deadline passed (a figure never reported, a chain lookup past its
+   * deadline): an UNVERIFIABLE verdict then opens a case. Absent (false) in events written before cases.
+   */
+  evidenceDeadlinePassed?: boolean;
 }
 
 export interface SwapCorrected {
@@ -297,6 +302,19 @@ export interface PeriodReopened {
   digest: string;
 }
 
+/** An operator's action on a swap's case (src/cases/machine.ts); null fields do not apply to the action. */
+export interface CaseActed {
+  action: string;
+  operator: string;
+  reason: string;
+  outcome: string | null;
+  sent: string | null;
+  reference: string | null;
+  setting: string | null;
+  amount: string | null;
+  currency: string | null;
+}
+
 export interface PayloadByType {
   QuoteReceived: QuoteReceived;
   QuoteRejected: QuoteRejected;
@@ -314,6 +332,7 @@ export interface PayloadByType {
   StatementImported: StatementImported;
   PeriodClosed: PeriodClosed;
   PeriodReopened: PeriodReopened;
+  CaseActed: CaseActed;
 }
 
 export type EventType = keyof PayloadByType;
@@ -334,6 +353,7 @@ export const EVENT_TYPES = [
   'StatementImported',
   'PeriodClosed',
   'PeriodReopened',
+  'CaseActed',
 ] as const satisfies readonly EventType[];
 
 interface EnvelopeOf<T extends EventType> {

@@ -9,10 +9,11 @@ export const LEDGER_ACCOUNTS = [
   'partner_fees',
   'payout_network_fees',
   'partner_clearing',
+  'write_offs',
 ] as const;
 export type Account = (typeof LEDGER_ACCOUNTS)[number];
 
 /** final: the swap became final; completion: a value of a final swap still unknown arrived; reversal and
- * correction: the two entries of an applied SwapCorrected. */
-export const LEDGER_ENTRY_KINDS = ['final', 'completion', 'reversal', 'correction'] as const;
+ * correction: the two entries of an applied SwapCorrected; write_off: a case's approved accepted loss. */
+export const LEDGER_ENTRY_KINDS = ['final', 'completion', 'reversal', 'correction', 'write_off'] as const;
 export type EntryKind = (typeof LEDGER_ENTRY_KINDS)[number];

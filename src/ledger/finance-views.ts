@@ -212,6 +212,37 @@ export function financeViews(
           ${neverReported}
         ) e`,
     },
+    {
+      // Every swap's case (README, "Cases"): its state, outcome, what opened it, the amount at stake, its age.
+      name: 'cases',
+      sql: `select provider_id, swap_id, state, outcome, trigger, trigger_event_id, opened_at, openings, resolved_at,
+        amount_at_stake, stake_currency, pending_write_off, resolution, history,
+        case when state <> 'resolved' then now() - opened_at end as age
+        from ${live}.cases`,
+    },
+    {
+      // Unresolved cases per partner by age bucket (at query time) and currency at stake: how many, how much;
+      // a case whose verdict named no amount counts in stake_unknown (its currency is null).
+      name: 'open_cases_by_age',
+      sql: `select provider_id, age_bucket, stake_currency as currency, count(*) as cases,
+        sum(amount_at_stake) as amount_at_stake, count(*) filter (where amount_at_stake is null) as stake_unknown,
+        min(opened_at) as oldest_opened_at
+        from (select provider_id, stake_currency, amount_at_stake, opened_at,
+                case when now() - opened_at < interval '1 day' then '0-1d'
+                     when now() - opened_at < interval '7 days' then '1-7d'
+                     when now() - opened_at < interval '30 days' then '7-30d'
+                     else '30d+' end as age_bucket
+              from ${live}.cases where state <> 'resolved') c
+        group by provider_id, age_bucket, stake_currency`,
+    },
+    {
+      // Accepted losses booked per partner, currency and UTC month (the write_offs account, debit positive).
+      name: 'write_offs_monthly',
+      sql: `select provider_id, currency, date_trunc('month', effective_at at time zone 'UTC')::date as month,
+        sum(amount) as written_off, count(distinct swap_id) as swaps
+        from ${finance}.postings where account = 'write_offs'
+        group by provider_id, currency, date_trunc('month', effective_at at time zone 'UTC')::date`,
+    },
   ];
 }
 

@@ -99,6 +99,7 @@ const ACCOUNT_ORDER: readonly Account[] = [
   'payout_network_fees',
   'partner_fees',
   'referral_fees_receivable',
+  'write_offs',
 ];
 
 /**
@@ -136,7 +137,9 @@ const legOf = (p: PostingRow): Leg => ({
  * The swap's postings in force: those written since its last reversal (that reversal's own lines
  * excluded), i.e. the figures the journal currently carries for it.
  */
-export function inForce(postings: readonly PostingRow[]): PostingRow[] {
+export function inForce(all: readonly PostingRow[]): PostingRow[] {
+  // A write-off is a case's decision, not a figure of the swap: a correction never reverses it.
+  const postings = all.filter((p) => p.entryKind !== 'write_off');
   let lastReversal = -1;
   for (const p of postings)
     if (p.entryKind === 'reversal' && p.swapVersion > lastReversal) lastReversal = p.swapVersion;
@@ -234,4 +237,37 @@ export function sumsByCurrency(
   const sums = new Map<string, Decimal>();
   for (const p of postings) sums.set(p.currency, (sums.get(p.currency) ?? new Decimal(0)).plus(p.amount));
   return new Map([...sums].map(([c, d]) => [c, formatDecimal(d)]));
+}
+
+/**
+ * A case's approved write-off (an accepted loss): the amount debited to `write_offs` against the partner's
+ * clearing account of its currency, the claim on the partner given up. One balanced entry of the approving
+ * event, effective when it was approved; never reversed by a later correction of the swap (inForce).
+ */
+export function writeOffPostings(
+  cause: { eventId: string; occurredAt: string; recordedAt: string },
+  swap: Pick<SwapFigures, 'swapId' | 'providerId' | 'version'>,
+  writeOff: { amount: string; currency: string },
+): PostingRow[] {
+  const amount = new Decimal(writeOff.amount);
+  if (!amount.isPositive() || amount.isZero())
+    throw new Error(`a write-off is positive, got ${writeOff.amount}`);
+  const legs: Leg[] = [
+    { account: 'write_offs', currency: writeOff.currency, amount },
+    { account: 'partner_clearing', currency: writeOff.currency, amount: amount.neg() },
+  ];
+  return legs.map((leg, i) => ({
+    postingId: `${cause.eventId}:${i + 1}`,
+    entryId: cause.eventId,
+    line: i + 1,
+    entryKind: 'write_off',
+    swapId: swap.swapId,
+    swapVersion: swap.version,
+    providerId: swap.providerId,
+    account: leg.account,
+    currency: leg.currency,
+    amount: formatDecimal(leg.amount),
+    effectiveAt: cause.occurredAt,
+    recordedAt: cause.recordedAt,
+  }));
 }

@@ -121,3 +121,42 @@ export function deadLetterDiscardedEvent(
     deadLetterOrigin(deadLetter.aggregateKey),
   );
 }
+
+export interface CaseActionInput {
+  swapId: string;
+  providerId: string;
+  action: string;
+  by: string | undefined;
+  reason: string | undefined;
+  outcome?: string | undefined;
+  sent?: string | undefined;
+  reference?: string | undefined;
+  setting?: string | undefined;
+  amount?: string | undefined;
+  currency?: string | undefined;
+}
+
+/**
+ * An operator's action on a swap's case, as the CLI and the console append it. The fields are checked
+ * against the case as it stands by `checkCaseAction` (src/ops/cases.ts) before appending; the fold applies
+ * the same state machine, so an action that raced another is journaled as rejected with the same reason.
+ */
+export function caseActedEvent(input: CaseActionInput, now = new Date()): SwapEventOf<'CaseActed'> {
+  const opt = (v: string | undefined) => (v === undefined || v.trim() === '' ? null : v.trim());
+  return newEvent(
+    'CaseActed',
+    now,
+    {
+      action: input.action,
+      operator: requireText('--by', input.by),
+      reason: requireText('--reason', input.reason),
+      outcome: opt(input.outcome),
+      sent: opt(input.sent),
+      reference: opt(input.reference),
+      setting: opt(input.setting),
+      amount: opt(input.amount),
+      currency: opt(input.currency),
+    },
+    { providerId: input.providerId, source: 'ops', swapId: input.swapId },
+  );
+}

@@ -56,6 +56,7 @@ const {
   statements,
   statementLines,
   periodEvents,
+  cases,
 } = projection;
 
 function dirtyRows<T>(map: Map<string, T | undefined>, keys: Set<string>): { upsert: T[]; remove: string[] } {
@@ -148,6 +149,7 @@ function foldWrites(ws: WorkingSet): FoldWrite[] {
     ),
     // Append-only tables go in by COPY, the cheapest insert; a duplicate key fails it (23505) like an insert.
     { kind: 'copy', table: reconciliationHistory, rows: ws.newVerdicts },
+    ...upsertWrites(cases, ws.cases, dirty.cases, stored.cases, swapKey),
     { kind: 'copy', table: statusConflicts, rows: ws.newConflicts },
     // Postings are only ever inserted, all of the batch in one statement (the balance trigger checks per
     // statement, COPY included); a conflict would be a bug, never a silent overwrite.

@@ -32,6 +32,7 @@ export const CHECKSUM_TABLES: readonly { table: string; exclude?: readonly strin
   { table: 'statements' },
   { table: 'statement_lines' },
   { table: 'period_events' },
+  { table: 'cases' },
   { table: 'projector_checkpoints' },
 ];
 

@@ -38,6 +38,7 @@ export const REJECTION_KINDS = [
   'request_state',
   'dead_letter',
   'reapply',
+  'case_action',
   'other',
 ] as const;
 export type RejectionKind = (typeof REJECTION_KINDS)[number];
@@ -53,6 +54,7 @@ const KIND_OF: readonly [RegExp, RejectionKind][] = [
   [/^trade method /, 'trade_method'],
   [/^unknown request |already ended as/, 'request_state'],
   [/dead letter/, 'dead_letter'],
+  [/^case action refused/, 'case_action'],
 ];
 
 export function rejectionKind(reason: string | null | undefined): RejectionKind {

@@ -15,6 +15,7 @@ import { rejected, type FoldDecision } from './decision.ts';
 import { carriedEvent, foldEventReapplied } from './reapply.ts';
 import { foldChainTransactionObserved } from './chain.ts';
 import { foldPeriodEvent, foldStatementImported } from './monthend.ts';
+import { foldCaseActed } from './cases.ts';
 
 export { deadLetterId, foldUndecodable } from './parking.ts';
 
@@ -42,6 +43,7 @@ const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => FoldDeci
   StatementImported: foldStatementImported,
   PeriodClosed: foldPeriodEvent,
   PeriodReopened: foldPeriodEvent,
+  CaseActed: foldCaseActed,
 };
 
 /** A reapplied event's fold: its input bounds, then its own rule (parking was the reapply's, at dispatch). */

@@ -23,8 +23,16 @@ export interface RetryDecoder {
   parseReplacement(json: string): SwapEvent;
 }
 
-const { swaps, swapRequests, quotes, reconciliationQueue, reconciliations, deadLetters, ledgerPostings } =
-  projection;
+const {
+  swaps,
+  swapRequests,
+  quotes,
+  reconciliationQueue,
+  reconciliations,
+  deadLetters,
+  ledgerPostings,
+  cases,
+} = projection;
 
 /**
  * Loads every row the batch may read: the rows its events name, open dead letters of its keys, and for a
@@ -170,6 +178,7 @@ export async function loadWorkingSet(
     ids,
   );
   const reconRows = await readRows<typeof reconciliations.$inferSelect>(client, reconciliations, SWAP, ids);
+  const caseRows = await readRows<typeof cases.$inferSelect>(client, cases, SWAP, ids);
   // The ledger postings of the batch's swaps: a completion or a correction builds on those in force.
   const postingRows = await readRows<typeof ledgerPostings.$inferSelect>(client, ledgerPostings, SWAP, ids);
   for (const r of seen.rows) ws.seenEventIds.add(r.event_id);
@@ -196,6 +205,7 @@ export async function loadWorkingSet(
   for (const r of queueRows) keep(ws.queue, ws.stored.queue, swapKey(r.providerId, r.swapId), r);
   for (const r of reconRows)
     keep(ws.reconciliations, ws.stored.reconciliations, swapKey(r.providerId, r.swapId), r);
+  for (const r of caseRows) keep(ws.cases, ws.stored.cases, swapKey(r.providerId, r.swapId), r);
   for (const r of postingRows) {
     const key = swapKey(r.providerId, r.swapId);
     const list = ws.postings.get(key);

@@ -15,6 +15,7 @@ export type ChainObservationRow = typeof projection.chainObservations.$inferSele
 export type StatementRow = typeof projection.statements.$inferSelect;
 export type StatementLineRow = typeof projection.statementLines.$inferSelect;
 export type PeriodEventRow = typeof projection.periodEvents.$inferSelect;
+export type CaseRow = typeof projection.cases.$inferSelect;
 export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
   changes: Changes | null;
   payload: unknown;
@@ -50,6 +51,7 @@ const keysOfUpsertedTables = () => ({
   quotes: new Set<string>(),
   queue: new Set<string>(),
   reconciliations: new Set<string>(),
+  cases: new Set<string>(),
 });
 
 /**
@@ -63,6 +65,8 @@ export class WorkingSet {
   readonly quotes = new Map<string, QuoteRow | undefined>();
   readonly queue = new Map<string, QueueRow | undefined>();
   readonly reconciliations = new Map<string, ReconciliationRow | undefined>();
+  /** Each swap's case (src/cases/machine.ts), by swap key. */
+  readonly cases = new Map<string, CaseRow | undefined>();
   readonly deadLetters = new Map<string, DeadLetterRow | undefined>();
   /** Ledger postings of the batch's swaps, by swap: those already written, then those folded in this batch. */
   readonly postings = new Map<string, PostingRow[]>();

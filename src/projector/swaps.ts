@@ -6,6 +6,7 @@ import { knownValue, reportClass, reportDifferences, type ReportConflict } from 
 import { CREATED_STATUS, statusClassOf } from '../swap/status.ts';
 import type { Changes, SwapRow, WorkingSet } from './state.ts';
 import { applied, contradicted, noop, rejected, type FoldDecision } from './decision.ts';
+import { caseOnException, caseOnVerdict } from './cases.ts';
 
 /**
  * The folds of a swap's own events: creation, status reports (and their contradictions of a final swap),
@@ -85,6 +86,8 @@ function recordConflicts(ws: WorkingSet, event: SwapEvent, swap: SwapRow, confli
       recordedAt: event.recordedAt,
     });
   }
+  // A contradiction of a final swap is an exception: it opens the swap's case.
+  if (conflicts.length > 0) caseOnException(ws, event, swap, describeConflicts(swap, conflicts));
 }
 
 const conflictChanges = (conflicts: ReportConflict[]): Changes =>
@@ -344,5 +347,9 @@ export function foldSwapReconciled(ws: WorkingSet, event: SwapEventOf<'SwapRecon
     );
   ws.reconciliations.set(key, row);
   ws.dirty.reconciliations.add(key);
-  return applied({ verdict: [before?.verdict ?? null, p.verdict] });
+  const caseStep = caseOnVerdict(ws, event, swap);
+  return applied(
+    { verdict: [before?.verdict ?? null, p.verdict] },
+    caseStep ? `case ${caseStep}` : undefined,
+  );
 }

@@ -95,7 +95,11 @@ export async function judgeSwap(s: SwapToJudge, policy: ReconciliationPolicy): P
   );
   const based = s.basedOnEventId ?? row.last_correction_event_id ?? row.last_event_id;
   const { providerId, swapId } = s.ref;
-  const event = newEvent('SwapReconciled', new Date(), toSwapReconciled(result, based), {
+  // The reconciler, not the fold, knows a deadline passed: the fold reads no clock (README, "Cases").
+  const evidenceDeadlinePassed =
+    (s.neverReported?.length ?? 0) > 0 || (s.chain?.observations.some((o) => o.deadlinePassed) ?? false);
+  const payload = { ...toSwapReconciled(result, based), evidenceDeadlinePassed };
+  const event = newEvent('SwapReconciled', new Date(), payload, {
     providerId,
     swapId,
     source: 'reconciler',

@@ -116,6 +116,24 @@ export function createReconcilerMetrics(metrics: MetricsRegistry, projection: pg
       }
     },
   );
+  // Exported by the reconciler: its verdicts open the cases and it already reads the projection on a scrape.
+  metrics.gauge(
+    'swap_ledger_cases_oldest_open_age_seconds',
+    'Age of the oldest unresolved case per partner (README, "Cases"); no series when none is open',
+    ['provider'],
+    async function () {
+      try {
+        const r = await projection.query<{ provider_id: string; age_s: number }>(
+          `select provider_id, extract(epoch from now() - min(opened_at))::float8 as age_s
+             from cases where state <> 'resolved' group by provider_id`,
+        );
+        this.reset();
+        for (const row of r.rows) this.set({ provider: row.provider_id }, Math.max(0, row.age_s));
+      } catch {
+        /* keep the last value */
+      }
+    },
+  );
   return {
     /** For ReconcilerOptions.onVerdict: observes final -> verdict from the swap's final_at, read with it. */
     onVerdict(v: RecordedVerdict): void {

@@ -432,3 +432,39 @@ describe('ledger postings: invariants over a mixed history', () => {
     );
   });
 });
+
+describe('ledger postings: a case write-off', () => {
+  it('debits write_offs against partner_clearing, balanced, and a later correction never reverses it', async () => {
+    const { writeOffPostings, ledgerPostings } = await import('../../src/ledger/postings.ts');
+    const ws = foldAll([
+      swapCreated('wo-1'),
+      statusReported('wo-1', 'FINISHED', { amount: '0.24', ...FEES }),
+    ]);
+    const swap = ws.swaps.get(key('wo-1'))!;
+    const wo = writeOffPostings(
+      { eventId: '01890000-0000-7000-8000-000000000001', occurredAt: T1, recordedAt: T1 },
+      swap,
+      { amount: '0.010', currency: 'ETH' },
+    );
+    expect(lines(wo)).toEqual([
+      [1, 'write_off', 'write_offs', 'ETH', '0.01'],
+      [2, 'write_off', 'partner_clearing', 'ETH', '-0.01'],
+    ]);
+    expectBalanced(wo);
+    const before = ws.postings.get(key('wo-1'))!;
+    const after = { ...swap, amountTo: '0.25', version: swap.version + 1 };
+    const corr = ledgerPostings(
+      { kind: 'correction', eventId: '01890000-0000-7000-8000-000000000002', recordedAt: T2 },
+      swap,
+      after,
+      [...before, ...wo],
+    );
+    expect(corr.filter((p) => p.account === 'write_offs')).toEqual([]);
+    expect(() =>
+      writeOffPostings({ eventId: 'x', occurredAt: T1, recordedAt: T1 }, swap, {
+        amount: '0',
+        currency: 'ETH',
+      }),
+    ).toThrow();
+  });
+});

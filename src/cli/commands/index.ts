@@ -9,6 +9,16 @@ import { replayCommand, replayDropCommand, replayListCommand, replayPromoteComma
 import { dlqDiscardCommand, dlqListCommand, dlqRetryCommand } from './dlq.ts';
 import { eventsReapplyCommand } from './events.ts';
 import { swapCorrectCommand, swapShowCommand } from './swap.ts';
+import {
+  caseAckCommand,
+  caseApproveWriteOffCommand,
+  caseDisputeCommand,
+  caseListCommand,
+  caseProposeWriteOffCommand,
+  caseResolveCommand,
+  caseShowCommand,
+} from './case.ts';
+import { evidenceVerifyCommand, swapEvidenceCommand } from './evidence.ts';
 import { reconcileCommand, reconcilerRunCommand } from './reconcile.ts';
 import { reportCommand } from './report.ts';
 import {
@@ -53,6 +63,15 @@ export const commands: readonly Command[] = [
   eventsReapplyCommand,
   swapShowCommand,
   swapCorrectCommand,
+  swapEvidenceCommand,
+  evidenceVerifyCommand,
+  caseListCommand,
+  caseShowCommand,
+  caseAckCommand,
+  caseDisputeCommand,
+  caseResolveCommand,
+  caseProposeWriteOffCommand,
+  caseApproveWriteOffCommand,
   reconcileCommand,
   reconcilerRunCommand,
   reportCommand,

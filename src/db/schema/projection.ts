@@ -499,3 +499,43 @@ export const periodEvents = pgTable(
     check('period_events_period_chk', sql`${t.period} ~ '^[0-9]{4}-(0[1-9]|1[0-2])$'`),
   ],
 );
+
+/**
+ * A swap's case (src/cases/machine.ts): one row per swap, opened and settled by its verdicts and exceptions,
+ * moved by operators' CaseActed events; `history` keeps every step (derived or acted) in log order.
+ */
+export const cases = pgTable(
+  'cases',
+  {
+    providerId: text('provider_id').notNull(),
+    swapId: text('swap_id').notNull(),
+    /** open | acknowledged | disputed | resolved */
+    state: text('state').notNull(),
+    outcome: text('outcome'),
+    /** mismatch | unverifiable_past_deadline | exception */
+    trigger: text('trigger').notNull(),
+    triggerEventId: uuid('trigger_event_id').notNull(),
+    openedAt: ts('opened_at').notNull(),
+    openings: integer('openings').notNull(),
+    resolvedAt: ts('resolved_at'),
+    amountAtStake: money('amount_at_stake'),
+    stakeCurrency: text('stake_currency'),
+    /** The failing checks the case stands on (names, verdicts, actual figures): a reopen compares it. */
+    failing: text('failing').notNull(),
+    pendingWriteOff: jsonb('pending_write_off'),
+    resolution: jsonb('resolution'),
+    history: jsonb('history').notNull(),
+    /** The event of the case's latest step. */
+    lastEventId: uuid('last_event_id').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.providerId, t.swapId], name: 'cases_pkey' }),
+    index('cases_state_idx').on(t.state, t.openedAt),
+    check('cases_state_chk', sql`${t.state} in ('open', 'acknowledged', 'disputed', 'resolved')`),
+    check(
+      'cases_outcome_chk',
+      sql`(${t.state} = 'resolved') = (${t.outcome} is not null) and (${t.outcome} is null or ${t.outcome} in ('settled_by_evidence', 'partner_paid', 'corrected', 'accepted_loss', 'false_alarm'))`,
+    ),
+  ],
+);
