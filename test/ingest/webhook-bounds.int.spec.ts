@@ -88,12 +88,24 @@ describe('webhook input bounds and fuzz (real HTTP, Kafka, registry and Postgres
     ['NUL in providerStatus', { providerStatus: 'PEND\u0000ING' }],
     ['a control character in transactionHash', { transactionHash: 'out\u001b[31m' }],
     ['a transactionHash of 257 characters', { transactionHash: 'h'.repeat(257) }],
+    // Issue 41 point 11: JSON's "\ud800" escape parses to a lone surrogate, which the schema's pattern passes.
+    ['a lone high surrogate in transactionHash', { transactionHash: 'out\ud800' }],
+    ['a lone low surrogate in payinTransactionId', { payinTransactionId: '\udc00in' }],
+    ['a lone surrogate in providerStatus', { providerStatus: 'PENDING\ud83d' }],
   ])('400 for %s; nothing stored', async (_what, extra) => {
     const before = await endOffsets(stack.kafkaBrokers, log.topic);
     const res = await post(open, body(extra));
     expect(res.status, res.body).toBe(400);
     expect(Object.keys(res.json())).toEqual(['error']);
     expect(await endOffsets(stack.kafkaBrokers, log.topic)).toBe(before);
+  });
+
+  it('names the lone surrogate in the 400; a surrogate pair (an emoji) is text', async () => {
+    const res = await post(open, body({ transactionHash: 'out\ud800' }));
+    expect(res.json()).toEqual({
+      error: 'transactionHash contains the unprintable lone surrogate U+D800 at 3',
+    });
+    expect((await post(open, body({ transactionHash: 'memo \ud83d\ude80' }))).status).toBe(200);
   });
 
   it('400 for a NUL in the path swapId, before any query; 40 concurrent neighbours are answered as usual', async () => {
