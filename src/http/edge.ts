@@ -8,10 +8,12 @@ import Fastify, {
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import type { Teardown } from '../lifecycle/teardown.ts';
 import type { Logger } from '../observability/log.ts';
+import { duplicateJsonKey, duplicateKeyMessage } from './json-keys.ts';
 
 /**
  * The Fastify kit of the two outside-facing edges (the partners' status webhook, the wallet's gateway): one
- * logger and no per-request lines (each edge logs one line of its own), a body limit, no type coercion, 503
+ * logger and no per-request lines (each edge logs one line of its own), a body limit, JSON bodies refused
+ * with 400 when they repeat a key (./json-keys.ts), no type coercion, 503
  * while closing, the operator's paths answering 404, and every framework error mapped to the edge's own
  * `{ error }` shape with a reason the edge logs. Routes, authentication and the log line stay with each edge.
  */
@@ -46,6 +48,35 @@ export interface EdgeOptions {
   };
 }
 
+/** A JSON body that repeats a key: a 400 whose message names the key and where it is. */
+export class DuplicateJsonKeyError extends Error {
+  override name = 'DuplicateJsonKeyError';
+  readonly statusCode = 400;
+  readonly code = 'FST_ERR_DUPLICATE_JSON_KEY';
+}
+
+type JsonParser = (
+  request: FastifyRequest,
+  body: string,
+  done: (err: Error | null, value?: unknown) => void,
+) => void;
+
+/**
+ * Fastify's JSON parser (prototype poisoning refused) and then the duplicate-key scan: JSON.parse keeps the
+ * last of two equal keys, so a body that repeats one could mean one thing to us and another to any other
+ * reader of it. Only text JSON.parse accepted is scanned.
+ */
+export function strictJsonParser(app: FastifyInstance): JsonParser {
+  const parse = app.getDefaultJsonParser('error', 'error') as JsonParser;
+  return (request, body, done) =>
+    parse(request, body, (err, value) => {
+      if (err) return done(err);
+      const duplicate = duplicateJsonKey(body);
+      if (duplicate) return done(new DuplicateJsonKeyError(duplicateKeyMessage(duplicate)));
+      return done(null, value);
+    });
+}
+
 /** Seconds an edge asks its caller to wait while Postgres cannot be reached (a restart takes a few). */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
@@ -65,6 +96,12 @@ export function buildEdgeServer(options: EdgeOptions): FastifyInstance {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     return503OnClosing: true,
   });
+
+  const json = strictJsonParser(app);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    json(request, body as string, done),
+  );
 
   const refuse = (request: FastifyRequest, status: number, r: Refusal) => {
     noteReason(request, r.reason);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { buildEdgeServer } from '../../http/edge.ts';
+import { buildEdgeServer, DuplicateJsonKeyError, strictJsonParser } from '../../http/edge.ts';
 import { createWebhookMetrics, type WebhookDeps } from './deps.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { registerStatusRoute, STATUS_ROUTE, UnparsedBody } from './routes.ts';
@@ -42,16 +42,17 @@ export function buildWebhookServer(
 
   // Every body is read as text (up to the limit) and parsed here, so that authentication runs before any
   // parse error is answered: an unauthenticated caller learns nothing from the shape of its body.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  const parseJson = strictJsonParser(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, raw, done) => {
     const text = raw as string;
     if (!JSON_TYPE.test(request.headers['content-type'] ?? ''))
       return done(null, new UnparsedBody('content-type must be application/json'));
     if (text.length === 0) return done(null, new UnparsedBody('body is empty'));
-    parseJson(request, text, (err, value) =>
-      done(null, err ? new UnparsedBody('body is not valid JSON') : value),
-    );
+    parseJson(request, text, (err, value) => {
+      if (err instanceof DuplicateJsonKeyError) return done(null, new UnparsedBody(err.message));
+      return done(null, err ? new UnparsedBody('body is not valid JSON') : value);
+    });
   });
 
   app.addHook('onResponse', async (request, reply) => {
