@@ -29,7 +29,8 @@ export type GatewayConfig = AppenderConfig &
     | 'GATEWAY_IDEMPOTENCY_LEASE_MS'
     | 'OUTBOX_RELAY_INTERVAL_MS'
     | 'OUTBOX_RELAY_BATCH'
-  >;
+  > &
+  Partial<Pick<Config, 'HTTP_REQUEST_TIMEOUT_MS'>>;
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
@@ -108,7 +109,15 @@ export async function startGateway(
       quoteMinValidityMs: config.GATEWAY_QUOTE_MIN_VALIDITY_MS,
       idempotencyLeaseMs: config.GATEWAY_IDEMPOTENCY_LEASE_MS,
     });
-    const app = buildGatewayServer({ service, keys, logger, metrics });
+    const app = buildGatewayServer({
+      service,
+      keys,
+      logger,
+      metrics,
+      ...(config.HTTP_REQUEST_TIMEOUT_MS !== undefined
+        ? { requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }
+        : {}),
+    });
     const { url, port } = await listenEdge(
       app,
       { host: config.GATEWAY_HOST, port: config.GATEWAY_PORT },

@@ -9,11 +9,13 @@ import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import type { Teardown } from '../lifecycle/teardown.ts';
 import type { Logger } from '../observability/log.ts';
 import { duplicateJsonKey, duplicateKeyMessage } from './json-keys.ts';
+import { listenerTimeouts } from '../observability/http-timeouts.ts';
 
 /**
  * The Fastify kit of the two outside-facing edges (the partners' status webhook, the wallet's gateway): one
  * logger and no per-request lines (each edge logs one line of its own), a body limit, JSON bodies refused
- * with 400 when they repeat a key (./json-keys.ts), no type coercion, 503
+ * with 400 when they repeat a key (./json-keys.ts), a deadline on every request (408, see
+ * src/observability/http-timeouts.ts), no type coercion, 503
  * while closing, the operator's paths answering 404, and every framework error mapped to the edge's own
  * `{ error }` shape with a reason the edge logs. Routes, authentication and the log line stay with each edge.
  */
@@ -30,6 +32,8 @@ export interface Refusal {
 export interface EdgeOptions {
   readonly logger: Logger;
   readonly bodyLimitBytes: number;
+  /** HTTP_REQUEST_TIMEOUT_MS: a request not wholly received by then gets 408 (default: http-timeouts.ts). */
+  readonly requestTimeoutMs?: number;
   /** Keeps a refusal's reason on the request's own state. */
   readonly noteReason: (request: FastifyRequest, reason: string) => void;
   readonly refusals: {
@@ -92,6 +96,7 @@ export function buildEdgeServer(options: EdgeOptions): FastifyInstance {
     // Each edge logs one line per call from its onResponse hook, not fastify's per-request lines.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
+    ...listenerTimeouts(options.requestTimeoutMs),
     // No coercion: a number where a decimal string belongs is a 400, never a JS number.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     return503OnClosing: true,

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { listenerTimeouts } from './http-timeouts.ts';
 import type { Logger } from './log.ts';
 import type { MetricsRegistry } from './metrics.ts';
 
@@ -26,8 +27,10 @@ export async function startOpsListener(options: {
   metrics: MetricsRegistry;
   checks: readonly ReadinessCheck[];
   logger: Logger;
+  /** HTTP_REQUEST_TIMEOUT_MS (default: src/observability/http-timeouts.ts). */
+  requestTimeoutMs?: number;
 }): Promise<OpsListener> {
-  const app = Fastify({ logger: false });
+  const app = Fastify({ logger: false, ...listenerTimeouts(options.requestTimeoutMs) });
   app.get('/metrics', async (_request, reply) =>
     reply.type(options.metrics.contentType).send(await options.metrics.expose()),
   );
@@ -59,6 +62,7 @@ export async function startOpsListener(options: {
 export interface OpsConfig {
   METRICS_HOST?: string;
   METRICS_PORT?: number;
+  HTTP_REQUEST_TIMEOUT_MS?: number;
 }
 
 /** Starts the process's metrics listener when configured, with Node's default metrics added. */
@@ -76,5 +80,8 @@ export async function openOpsListener(
     metrics,
     checks,
     logger,
+    ...(config.HTTP_REQUEST_TIMEOUT_MS !== undefined
+      ? { requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }
+      : {}),
   });
 }
