@@ -211,6 +211,26 @@ export const configSpec = {
     default: 16_384,
     doc: 'Largest webhook request body accepted; larger bodies get 413 and are not read',
   },
+  WEBHOOK_AUTH_FAILURE_BURST: {
+    parse: int(1, 1_000_000),
+    default: 20,
+    doc: 'Authentication failures (401) the webhook takes from one source address at once; past them and WEBHOOK_AUTH_FAILURE_PER_MINUTE it answers 429 with Retry-After (an authenticated call is never throttled by this)',
+  },
+  WEBHOOK_AUTH_FAILURE_PER_MINUTE: {
+    parse: int(1, 6_000_000),
+    default: 60,
+    doc: 'Authentication failures a minute one source address regains, up to WEBHOOK_AUTH_FAILURE_BURST',
+  },
+  WEBHOOK_REFUSAL_LOG_LINES: {
+    parse: int(0, 1_000_000),
+    default: 10,
+    doc: 'Log lines of unauthenticated webhook refusals per source address a minute; the rest are counted and summed up in one line a minute',
+  },
+  HTTP_REQUEST_TIMEOUT_MS: {
+    parse: int(1000, 300_000),
+    default: 10_000,
+    doc: 'Deadline of a request on every HTTP listener (webhook, gateway, console, metrics): headers and body not all received this long after the first byte get 408 and the connection is closed (at most 1 s late)',
+  },
   RECONCILER_INTERVAL_MS: {
     parse: int(100, 3_600_000),
     default: 1000,

@@ -27,7 +27,8 @@ export async function startConsole(
     | 'CONSOLE_PORT'
     | 'CONSOLE_KEY_DIGESTS'
     | 'CONSOLE_WORKER_HEALTH'
-  >,
+  > &
+    Partial<Pick<Config, 'HTTP_REQUEST_TIMEOUT_MS'>>,
   logger: Logger,
   options: { financeSchema: string },
 ): Promise<RunningConsole> {
@@ -47,6 +48,9 @@ export async function startConsole(
     keyDigests: config.CONSOLE_KEY_DIGESTS,
     logger,
     workers: new WorkerHealthBoard(config.CONSOLE_WORKER_HEALTH),
+    ...(config.HTTP_REQUEST_TIMEOUT_MS !== undefined
+      ? { requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }
+      : {}),
   });
   try {
     await app.listen({ host: config.CONSOLE_HOST, port: config.CONSOLE_PORT });

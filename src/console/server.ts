@@ -7,6 +7,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import { listenerTimeouts } from '../observability/http-timeouts.ts';
 import type { Logger } from '../observability/log.ts';
 import { ConsoleAuth, SESSION_COOKIE, clearedCookie, cookieValue, sessionCookie } from './auth.ts';
 import type { ConsoleDb } from './db.ts';
@@ -70,6 +71,8 @@ export interface ConsoleServerOptions {
   readonly logger: Logger;
   /** The workers whose /readyz the operations page shows. */
   readonly workers?: WorkerHealthBoard;
+  /** HTTP_REQUEST_TIMEOUT_MS (default: src/observability/http-timeouts.ts). */
+  readonly requestTimeoutMs?: number;
 }
 
 export async function buildConsoleServer(options: ConsoleServerOptions): Promise<FastifyInstance> {
@@ -82,6 +85,8 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
     loggerInstance: options.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 4096,
+    // A login form sent slowly or never finished gets 408, not a connection held open.
+    ...listenerTimeouts(options.requestTimeoutMs),
     // Swap ids up to PATH_ID's bound reach the handler, which answers 400 beyond it.
     routerOptions: { maxParamLength: 256 },
   });

@@ -30,7 +30,7 @@ export type GatewayConfig = AppenderConfig &
     | 'OUTBOX_RELAY_INTERVAL_MS'
     | 'OUTBOX_RELAY_BATCH'
   > &
-  Partial<Pick<Config, 'GATEWAY_RECORD_RETRY_MS'>>;
+  Partial<Pick<Config, 'GATEWAY_RECORD_RETRY_MS' | 'HTTP_REQUEST_TIMEOUT_MS'>>;
 
 export interface RunningGateway {
   readonly app: FastifyInstance;
@@ -110,7 +110,15 @@ export async function startGateway(
       idempotencyLeaseMs: config.GATEWAY_IDEMPOTENCY_LEASE_MS,
       recordRetryMs: config.GATEWAY_RECORD_RETRY_MS,
     });
-    const app = buildGatewayServer({ service, keys, logger, metrics });
+    const app = buildGatewayServer({
+      service,
+      keys,
+      logger,
+      metrics,
+      ...(config.HTTP_REQUEST_TIMEOUT_MS !== undefined
+        ? { requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }
+        : {}),
+    });
     const { url, port } = await listenEdge(
       app,
       { host: config.GATEWAY_HOST, port: config.GATEWAY_PORT },

@@ -38,6 +38,8 @@ export interface GatewayServerDeps {
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
   readonly bodyLimitBytes?: number;
+  /** HTTP_REQUEST_TIMEOUT_MS (default: src/observability/http-timeouts.ts). */
+  readonly requestTimeoutMs?: number;
 }
 
 interface RequestState {
@@ -107,6 +109,7 @@ export function buildGatewayServer(deps: GatewayServerDeps): FastifyInstance {
   const app = buildEdgeServer({
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes ?? 65_536,
+    ...(deps.requestTimeoutMs !== undefined ? { requestTimeoutMs: deps.requestTimeoutMs } : {}),
     noteReason: (request, reason) => {
       request.gateway = { ...request.gateway, reason };
     },

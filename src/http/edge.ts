@@ -8,10 +8,14 @@ import Fastify, {
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import type { Teardown } from '../lifecycle/teardown.ts';
 import type { Logger } from '../observability/log.ts';
+import { duplicateJsonKey, duplicateKeyMessage } from './json-keys.ts';
+import { listenerTimeouts } from '../observability/http-timeouts.ts';
 
 /**
  * The Fastify kit of the two outside-facing edges (the partners' status webhook, the wallet's gateway): one
- * logger and no per-request lines (each edge logs one line of its own), a body limit, no type coercion, 503
+ * logger and no per-request lines (each edge logs one line of its own), a body limit, JSON bodies refused
+ * with 400 when they repeat a key (./json-keys.ts), a deadline on every request (408, see
+ * src/observability/http-timeouts.ts), no type coercion, 503
  * while closing, the operator's paths answering 404, and every framework error mapped to the edge's own
  * `{ error }` shape with a reason the edge logs. Routes, authentication and the log line stay with each edge.
  */
@@ -28,6 +32,8 @@ export interface Refusal {
 export interface EdgeOptions {
   readonly logger: Logger;
   readonly bodyLimitBytes: number;
+  /** HTTP_REQUEST_TIMEOUT_MS: a request not wholly received by then gets 408 (default: http-timeouts.ts). */
+  readonly requestTimeoutMs?: number;
   /** Keeps a refusal's reason on the request's own state. */
   readonly noteReason: (request: FastifyRequest, reason: string) => void;
   readonly refusals: {
@@ -46,6 +52,35 @@ export interface EdgeOptions {
   };
 }
 
+/** A JSON body that repeats a key: a 400 whose message names the key and where it is. */
+export class DuplicateJsonKeyError extends Error {
+  override name = 'DuplicateJsonKeyError';
+  readonly statusCode = 400;
+  readonly code = 'FST_ERR_DUPLICATE_JSON_KEY';
+}
+
+type JsonParser = (
+  request: FastifyRequest,
+  body: string,
+  done: (err: Error | null, value?: unknown) => void,
+) => void;
+
+/**
+ * Fastify's JSON parser (prototype poisoning refused) and then the duplicate-key scan: JSON.parse keeps the
+ * last of two equal keys, so a body that repeats one could mean one thing to us and another to any other
+ * reader of it. Only text JSON.parse accepted is scanned.
+ */
+export function strictJsonParser(app: FastifyInstance): JsonParser {
+  const parse = app.getDefaultJsonParser('error', 'error') as JsonParser;
+  return (request, body, done) =>
+    parse(request, body, (err, value) => {
+      if (err) return done(err);
+      const duplicate = duplicateJsonKey(body);
+      if (duplicate) return done(new DuplicateJsonKeyError(duplicateKeyMessage(duplicate)));
+      return done(null, value);
+    });
+}
+
 /** Seconds an edge asks its caller to wait while Postgres cannot be reached (a restart takes a few). */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
@@ -61,10 +96,17 @@ export function buildEdgeServer(options: EdgeOptions): FastifyInstance {
     // Each edge logs one line per call from its onResponse hook, not fastify's per-request lines.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
+    ...listenerTimeouts(options.requestTimeoutMs),
     // No coercion: a number where a decimal string belongs is a 400, never a JS number.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     return503OnClosing: true,
   });
+
+  const json = strictJsonParser(app);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    json(request, body as string, done),
+  );
 
   const refuse = (request: FastifyRequest, status: number, r: Refusal) => {
     noteReason(request, r.reason);

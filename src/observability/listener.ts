@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { listenerTimeouts } from './http-timeouts.ts';
 import type { Logger } from './log.ts';
 import type { MetricsRegistry } from './metrics.ts';
 
@@ -26,8 +27,10 @@ export async function startOpsListener(options: {
   metrics: MetricsRegistry;
   checks: readonly ReadinessCheck[];
   logger: Logger;
+  /** HTTP_REQUEST_TIMEOUT_MS (default: src/observability/http-timeouts.ts). */
+  requestTimeoutMs?: number;
 }): Promise<OpsListener> {
-  const app = Fastify({ logger: false });
+  const app = Fastify({ logger: false, ...listenerTimeouts(options.requestTimeoutMs) });
   // A worker not yet ready while it starts is the normal start (info); once it has been ready, a fall back is
   // something wrong (warn), said once when the failing checks change rather than at every probe.
   let beenReady = false;
@@ -67,6 +70,7 @@ export async function startOpsListener(options: {
 export interface OpsConfig {
   METRICS_HOST?: string;
   METRICS_PORT?: number;
+  HTTP_REQUEST_TIMEOUT_MS?: number;
 }
 
 /** Starts the process's metrics listener when configured, with Node's default metrics added. */
@@ -84,5 +88,8 @@ export async function openOpsListener(
     metrics,
     checks,
     logger,
+    ...(config.HTTP_REQUEST_TIMEOUT_MS !== undefined
+      ? { requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }
+      : {}),
   });
 }

@@ -1,7 +1,7 @@
 import { newEvent, type EventOrigin } from '../events/keys.ts';
 import type { PayloadByType, SwapEvent, SwapEventOf } from '../events/types.ts';
 import { isDecimalText } from '../money/decimal.ts';
-import { INTERNAL_STATUSES, isInternalStatus } from '../swap/status.ts';
+import { finalityProblem, INTERNAL_STATUSES, isInternalStatus } from '../swap/status.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 /** Events an operator appends (source `ops`). Validation happens here, so bad input changes nothing. */
@@ -58,6 +58,9 @@ export function correctionEvent(input: CorrectionInput, now = new Date()): SwapE
       );
     }
     final = input.final === 'true';
+    const contradiction = finalityProblem(input.status, final);
+    if (contradiction)
+      throw new OperatorInputError(`--status ${input.status} --final ${input.final}: ${contradiction}`);
   } else if (input.final !== undefined) {
     throw new OperatorInputError('--final goes with --status');
   }

@@ -46,6 +46,11 @@ export function parsePartnerClientConfig(value: unknown, where = 'partner'): Par
       const u = new URL(baseUrl);
       if (u.protocol !== 'http:' && u.protocol !== 'https:')
         problems.push(`${where}.baseUrl: must use http or https`);
+      // A user:pass@ would be stored and shown wherever the URL is (the console's Operations page, logs).
+      if (u.username !== '' || u.password !== '')
+        problems.push(
+          `${where}.baseUrl: must not carry credentials (user:pass@); send them in a header written as \${ENV_VAR}`,
+        );
     } catch {
       problems.push(`${where}.baseUrl: must be a URL`);
     }

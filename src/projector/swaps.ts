@@ -3,7 +3,7 @@ import { swapKey } from '../events/keys.ts';
 import { ledgerPostings, type PostingCause } from '../ledger/postings.ts';
 import { Decimal, isDecimalText } from '../money/decimal.ts';
 import { knownValue, reportClass, reportDifferences, type ReportConflict } from '../swap/report.ts';
-import { CREATED_STATUS, statusClassOf } from '../swap/status.ts';
+import { CREATED_STATUS, finalityProblem, statusClassOf } from '../swap/status.ts';
 import type { Changes, SwapRow, WorkingSet } from './state.ts';
 import { applied, contradicted, noop, rejected, type FoldDecision } from './decision.ts';
 import { caseOnException, caseOnVerdict } from './cases.ts';
@@ -265,6 +265,11 @@ export function foldSwapCorrected(ws: WorkingSet, event: SwapEventOf<'SwapCorrec
   if (typeof found === 'string') return rejected(found);
   const swap = found;
   const p = event.payload;
+  if (p.status !== null || p.final !== null) {
+    // Judged on the swap as the correction would leave it: a status alone must agree with its finality too.
+    const contradiction = finalityProblem(p.status ?? swap.status, p.final ?? swap.final);
+    if (contradiction) return rejected(`the correction contradicts the status classes: ${contradiction}`);
+  }
   const changes: Changes = {};
   const wanted: [keyof SwapRow, string | boolean | null][] = [
     ['status', p.status],

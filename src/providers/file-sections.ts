@@ -10,7 +10,7 @@ import {
   type StatusMapping,
 } from '../swap/status.ts';
 import { looksLikeApiKey, SHA256_HEX } from './api-keys.ts';
-import { resolveReferences } from './secrets.ts';
+import { referencedVariables, resolveReferences } from './secrets.ts';
 
 /**
  * One parser per section of a provider entry in the providers file (src/providers/file.ts). Each adds
@@ -71,19 +71,31 @@ export function parseClientSection(
   where: string,
   env: NodeJS.ProcessEnv,
   problems: string[],
-): { client: PartnerClientConfig; headerTemplates: Record<string, string> } | undefined {
+  allowLiteralSecrets = false,
+):
+  | { client: PartnerClientConfig; headerTemplates: Record<string, string>; literalHeaders: string[] }
+  | undefined {
   if (!isObject(raw)) {
     problems.push(`${where}.client: must be a mapping with at least baseUrl`);
     return undefined;
   }
   const section: Record<string, unknown> = { ...raw, provider: id ?? 'unknown' };
   const headerTemplates: Record<string, string> = {};
+  const literalHeaders: string[] = [];
   if (isObject(raw.headers)) {
     const headers: Record<string, unknown> = {};
     for (const [name, v] of Object.entries(raw.headers)) {
       if (typeof v !== 'string') {
         headers[name] = v;
         continue;
+      }
+      // A value with no ${ENV_VAR} in it is the secret itself, in this file and in the registry's table.
+      if (referencedVariables(v).length === 0) {
+        if (allowLiteralSecrets) literalHeaders.push(name.toLowerCase());
+        else
+          problems.push(
+            `${where}.client.headers.${name}: a value written in clear; write it as \${ENV_VAR} (kept out of this file and the database), or set allowLiteralSecrets: true at the top of the file`,
+          );
       }
       const { value, missing } = resolveReferences(v, env);
       for (const variable of missing)
@@ -94,7 +106,11 @@ export function parseClientSection(
     section.headers = headers;
   }
   try {
-    return { client: parsePartnerClientConfig(section, `${where}.client`), headerTemplates };
+    return {
+      client: parsePartnerClientConfig(section, `${where}.client`),
+      headerTemplates,
+      literalHeaders,
+    };
   } catch (e) {
     if (!(e instanceof PartnerConfigError)) throw e;
     problems.push(...e.problems);

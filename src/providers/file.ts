@@ -31,9 +31,11 @@ export {
 /**
  * The provider registry file (YAML, path in PROVIDERS_FILE): one entry per swap partner. It is
  * checked whole at start, every problem listed at once, and loaded into Postgres (src/providers/store.ts).
- * Webhook API keys appear only as SHA-256 digests; partner credentials (client.headers) may be written
- * as `${ENV_VAR}` references so they need not sit in the file in clear: they are checked against this
- * process's environment here, stored as references, and resolved by each process (./secrets.ts).
+ * Webhook API keys appear only as SHA-256 digests; partner credentials (client.headers) are written as
+ * `${ENV_VAR}` references so they never sit in the file or the database in clear: they are checked against
+ * this process's environment here, stored as references, and resolved by each process (./secrets.ts). A
+ * value with no reference is refused unless the file says `allowLiteralSecrets: true` (then each load warns);
+ * a baseUrl with credentials (user:pass@) is refused.
  * Values are never echoed in problems: only where they are and what is wrong.
  */
 
@@ -46,6 +48,8 @@ export interface ProviderDefinition {
   readonly client: PartnerClientConfig;
   /** Header values as written, `${ENV}` references unresolved (lower-case names): what the registry stores. */
   readonly headerTemplates: Readonly<Record<string, string>>;
+  /** Headers whose value is written in clear (no reference), accepted only under allowLiteralSecrets: warned of. */
+  readonly literalHeaders: readonly string[];
   readonly webhookKeys: readonly WebhookKeyDefinition[];
   readonly payloadKeys: readonly PartnerKey[];
   /** Partner currency id -> platform currency id. */
@@ -96,6 +100,7 @@ function parseProvider(
   where: string,
   env: NodeJS.ProcessEnv,
   problems: string[],
+  allowLiteralSecrets: boolean,
 ): ProviderDefinition | undefined {
   if (!isObject(raw)) {
     problems.push(`${where}: must be a mapping`);
@@ -109,7 +114,7 @@ function parseProvider(
   for (const k of Object.keys(raw)) if (!PROVIDER_KEYS.has(k)) problems.push(`${where}.${k}: unknown key`);
 
   const { displayName, enabled } = parseDisplayAndEnabled(raw, id, where, problems);
-  const client = parseClientSection(raw.client, id, where, env, problems);
+  const client = parseClientSection(raw.client, id, where, env, problems, allowLiteralSecrets);
   const webhookKeys = parseWebhookKeys(raw.webhookKeys, where, problems);
   const payloadKeys: PartnerKey[] = parsePayloadKeys(raw.payloadKeys, where, problems);
   const currencies = parseCurrencies(raw.currencies, where, problems);
@@ -141,6 +146,7 @@ function parseProvider(
     enabled,
     client: clientConfig,
     headerTemplates: client.headerTemplates,
+    literalHeaders: client.literalHeaders,
     webhookKeys,
     payloadKeys,
     currencies,
@@ -167,10 +173,15 @@ export function parseProvidersFile(
   if (!isObject(doc) || !Array.isArray(doc.providers))
     throw new ProvidersFileError([`${source}: must be a mapping with a list "providers"`]);
   const problems: string[] = [];
-  for (const k of Object.keys(doc)) if (k !== 'providers') problems.push(`${source}: ${k}: unknown key`);
+  for (const k of Object.keys(doc))
+    if (k !== 'providers' && k !== 'allowLiteralSecrets') problems.push(`${source}: ${k}: unknown key`);
+  // The explicit opt-in to header values in clear (a test bench, a demo); every load then warns of each.
+  const allowLiteralSecrets = doc.allowLiteralSecrets === true;
+  if (doc.allowLiteralSecrets !== undefined && typeof doc.allowLiteralSecrets !== 'boolean')
+    problems.push(`${source}: allowLiteralSecrets: must be true or false`);
   const out: ProviderDefinition[] = [];
   doc.providers.forEach((raw: unknown, i) => {
-    const def = parseProvider(raw, `providers[${i}]`, env, problems);
+    const def = parseProvider(raw, `providers[${i}]`, env, problems, allowLiteralSecrets);
     if (def) out.push(def);
   });
   // Across providers: ids unique; a digest names one key of one provider (a key alone finds its provider).

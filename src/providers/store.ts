@@ -270,6 +270,13 @@ export async function loadProvidersFileIfSet(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<void> {
   if (!file) return;
-  const reports = await loadProviders(pool, readProvidersFile(file, env));
+  const defs = readProvidersFile(file, env);
+  for (const d of defs)
+    if (d.literalHeaders.length > 0)
+      logger.warn(
+        { file, provider: d.id, headers: d.literalHeaders },
+        'providers file: header values written in clear (allowLiteralSecrets); they are stored in the registry as written',
+      );
+  const reports = await loadProviders(pool, defs);
   logger.info({ file, providers: reports.map((r) => r.providerId) }, 'providers file loaded');
 }

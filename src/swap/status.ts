@@ -49,6 +49,25 @@ export function statusClassOf(status: string, finals: ReadonlySet<string>): Stat
   return (CLOSED_STATUSES as readonly string[]).includes(status) ? 'closed' : 'open';
 }
 
+/**
+ * Why a swap may not stand at `status` with finality `final`, or undefined when it may: the statuses of
+ * the open class (PENDING, ON_HOLD, UNKNOWN, and the fold's CREATED) are never final, FINISHED and REFUNDED
+ * (money moved, or was given back) always are, and EXPIRED may be either (closed by default, final where a
+ * provider lists it). Only a SwapCorrected sets both at once; the fold checks it too, so an event that
+ * bypassed the command cannot make a "PENDING, final" swap whose postings are all reversed.
+ */
+export function finalityProblem(status: string, final: boolean): string | undefined {
+  if (
+    final &&
+    !(DEFAULT_FINAL_STATUSES as readonly string[]).includes(status) &&
+    !(CLOSED_STATUSES as readonly string[]).includes(status)
+  )
+    return `${status} is an open status and never final`;
+  if (!final && (DEFAULT_FINAL_STATUSES as readonly string[]).includes(status))
+    return `${status} is a final status and never open`;
+  return undefined;
+}
+
 export function isInternalStatus(value: unknown): value is InternalStatus {
   return typeof value === 'string' && (INTERNAL_STATUSES as readonly string[]).includes(value);
 }

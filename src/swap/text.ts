@@ -1,8 +1,9 @@
 /**
- * Bounds of the text a partner sends (ids, addresses, transaction hashes, statuses): printable, no control
- * characters (U+0000 above all: Postgres refuses it in text and jsonb, which would halt a projector
- * partition), no invisible bidi or zero-width characters, and bounded length. Every edge checks these before anything is stored; the fold checks them
- * again for events that bypassed the edges (an old log, a hand-made event).
+ * Bounds of the text a partner sends (ids, addresses, transaction hashes, statuses): well-formed UTF-16 (no
+ * lone surrogate), printable, no control characters (U+0000 above all: Postgres refuses it in text and jsonb,
+ * which would halt a projector partition), no invisible bidi or zero-width characters, and bounded length.
+ * Every edge checks these before anything is stored; the fold checks them again for events that bypassed the
+ * edges (an old log, a hand-made event).
  */
 
 /** Longest id, address or hash accepted (a memo-type extra id or an EVM address is far shorter). */
@@ -16,23 +17,19 @@ export const MAX_PARTNER_TEXT = 256;
  */
 const INVISIBLE = '\\u061c\\u180e\\u200b-\\u200f\\u202a-\\u202e\\u2066-\\u2069\\ufeff';
 
-/**
- * Control characters (C0, DEL, C1), the invisible format characters above and lone surrogates, which no
- * printable partner text carries.
- */
-const UNPRINTABLE = new RegExp(
-  `[\\u0000-\\u001f\\u007f-\\u009f${INVISIBLE}]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]`,
-);
+/** Control characters (C0, DEL, C1) and the invisible format characters above. */
+const UNPRINTABLE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${INVISIBLE}]`);
 
 const INVISIBLE_CHAR = new RegExp(`^[${INVISIBLE}]$`);
 
-/** The same rule as a JSON Schema `pattern` (fastify's Ajv compiles it with the `u` flag). */
+/**
+ * The same rule as a JSON Schema `pattern` (fastify's Ajv compiles it with the `u` flag), except lone
+ * surrogates, which a `u` pattern takes as characters: every edge checks its texts with partnerTextProblem too.
+ */
 export const PRINTABLE_PATTERN = `^[^\\u0000-\\u001f\\u007f-\\u009f${INVISIBLE}]*$`;
 
 /** The same without the invisible characters: what the fold refuses (see storableTextProblem). */
-const UNSTORABLE = new RegExp(
-  `[\\u0000-\\u001f\\u007f-\\u009f]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]`,
-);
+const UNSTORABLE = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Why `value` is not acceptable partner text, or undefined when it is. */
 export function partnerTextProblem(value: string, maxLength = MAX_PARTNER_TEXT): string | undefined {
@@ -50,15 +47,34 @@ export function storableTextProblem(value: string, maxLength = MAX_PARTNER_TEXT)
 
 function textProblemBy(rule: RegExp, value: string, maxLength: number): string | undefined {
   if (value.length > maxLength) return `longer than ${maxLength} characters`;
+  // A lone UTF-16 surrogate (JSON's "\ud800" escape) is no character: Postgres and UTF-8 cannot hold it.
+  if (!value.isWellFormed()) {
+    const at = loneSurrogateAt(value);
+    return `contains the unprintable lone surrogate U+${hex(value.charCodeAt(at))} at ${at}`;
+  }
   const bad = rule.exec(value);
   if (bad) {
     const code = bad[0].codePointAt(0)!;
-    const hex = code.toString(16).toUpperCase().padStart(4, '0');
     return INVISIBLE_CHAR.test(bad[0])
-      ? `contains the invisible bidi or zero-width character U+${hex} at ${bad.index}`
-      : `contains the unprintable character U+${hex} at ${bad.index}`;
+      ? `contains the invisible bidi or zero-width character U+${hex(code)} at ${bad.index}`
+      : `contains the unprintable character U+${hex(code)} at ${bad.index}`;
   }
   return undefined;
+}
+
+const hex = (code: number) => code.toString(16).toUpperCase().padStart(4, '0');
+
+/** The index of the first code unit that is a surrogate without its pair (the text is not well formed). */
+function loneSurrogateAt(value: string): number {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+      else return i;
+    } else if (c >= 0xdc00 && c <= 0xdfff) return i;
+  }
+  return -1;
 }
 
 export function isPartnerText(value: unknown, maxLength = MAX_PARTNER_TEXT): value is string {

@@ -33,6 +33,26 @@ describe('swap correct flags', () => {
     expect(correctionFlagsProblem({ by: '\u001b[2Jeve' })).toMatch(/--by contains the unprintable/);
   });
 
+  it('a status that contradicts --final exits 2, before any configuration is read or anything appended', async () => {
+    const err: string[] = [];
+    const out: string[] = [];
+    const saved = { ...process.env };
+    delete process.env.DATABASE_URL;
+    try {
+      const code = await main(
+        ['swap', 'correct', 'p/s1', '--status', 'PENDING', '--final', 'true', '--reason', 'r', '--by', 'eve'],
+        { stdout: (l) => out.push(l), stderr: (l) => err.push(l) },
+      );
+      expect(code).toBe(2);
+    } finally {
+      process.env = saved;
+    }
+    expect(err.join('\n')).toContain(
+      '--status PENDING --final true: PENDING is an open status and never final',
+    );
+    expect(out).toEqual([]);
+  });
+
   it('the command exits 2 with the reason before it reads any configuration', async () => {
     const out: string[] = [];
     const err: string[] = [];
@@ -65,8 +85,32 @@ describe('correctionEvent', () => {
     );
   });
 
-  it.each(['FINISHED', 'EXPIRED', 'ON_HOLD', 'PENDING', 'REFUNDED', 'UNKNOWN'])('accepts %s', (status) => {
-    expect(correctionEvent({ ...base, status }).payload).toMatchObject({ status, final: true });
+  it.each([
+    ['FINISHED', 'true'],
+    ['REFUNDED', 'true'],
+    ['EXPIRED', 'true'],
+    ['EXPIRED', 'false'],
+    ['ON_HOLD', 'false'],
+    ['PENDING', 'false'],
+    ['UNKNOWN', 'false'],
+  ])('accepts %s with --final %s', (status, final) => {
+    expect(correctionEvent({ ...base, status, final }).payload).toMatchObject({
+      status,
+      final: final === 'true',
+    });
+  });
+
+  it.each([
+    ['PENDING', 'true', 'PENDING is an open status and never final'],
+    ['ON_HOLD', 'true', 'ON_HOLD is an open status and never final'],
+    ['UNKNOWN', 'true', 'UNKNOWN is an open status and never final'],
+    ['FINISHED', 'false', 'FINISHED is a final status and never open'],
+    ['REFUNDED', 'false', 'REFUNDED is a final status and never open'],
+  ])('refuses --status %s --final %s (issue 41 point 11)', (status, final, why) => {
+    expect(() => correctionEvent({ ...base, status, final })).toThrow(
+      `--status ${status} --final ${final}: ${why}`,
+    );
+    expect(correctionFlagsProblem({ status, final })).toBe(`--status ${status} --final ${final}: ${why}`);
   });
 
   it('an operator mistake in the factory is a usage error: exit 2', async () => {

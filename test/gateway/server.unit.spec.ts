@@ -124,6 +124,18 @@ describe('gateway HTTP edge', () => {
     expect(await valueOf(h.metrics.refusals, { route: '/v1/quotes', reason: 'invalid_body' })).toBe(3);
   });
 
+  it('refuses a body that repeats a key with 400 naming it, before the service (issue 41 point 11)', async () => {
+    const h = harness();
+    const headers = { 'x-api-key': h.key, 'idempotency-key': 'k1', 'content-type': 'application/json' };
+    // JSON.parse would keep the second payoutAddress silently.
+    const text = JSON.stringify(swapBody).replace('}', ',"payoutAddress":"0xattacker"}');
+    const r = await h.app.inject({ method: 'POST', url: '/v1/swaps', payload: text, headers });
+    expect(r.statusCode).toBe(400);
+    expect(r.json()).toEqual({ error: 'duplicate key "payoutAddress" in the JSON body' });
+    expect(h.calls).toEqual([]);
+    expect(await valueOf(h.metrics.refusals, { route: '/v1/swaps', reason: 'bad_request' })).toBe(1);
+  });
+
   it('needs an Idempotency-Key on POST /v1/swaps and hands it to the service', async () => {
     const h = harness();
     const missing = await h.app.inject({

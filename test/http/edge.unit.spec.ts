@@ -47,6 +47,19 @@ describe('the edge kit', () => {
     expect(reasons).toEqual(['r-none', 'r-none', 'r-none', 'r-none']);
   });
 
+  it('refuses a JSON body that repeats a key, at any depth, with 400 naming it (issue 41 point 11)', async () => {
+    const app = edge();
+    const call = (payload: string) =>
+      app.inject({ method: 'POST', url: '/thing', headers: { 'content-type': 'application/json' }, payload });
+    const top = await call('{"amount":"1","amount":"2"}');
+    expect([top.statusCode, top.json()]).toEqual([400, { error: 'client 400' }]);
+    const deep = await call('{"amount":"1","x":[{"k":1,"k":2}]}');
+    expect(deep.statusCode).toBe(400);
+    expect(reasons).toEqual(['r-client', 'r-client']);
+    const fine = await call('{"amount":"1","x":[{"k":1},{"k":2}]}');
+    expect([fine.statusCode, fine.json()]).toEqual([200, { amount: '1', x: [{ k: 1 }, { k: 2 }] }]);
+  });
+
   it('never coerces: a number where a string belongs is a 400 in the edge words', async () => {
     const res = await edge().inject({ method: 'POST', url: '/thing', payload: { amount: 1.5 } });
     expect(res.statusCode).toBe(400);

@@ -88,12 +88,44 @@ describe('webhook input bounds and fuzz (real HTTP, Kafka, registry and Postgres
     ['NUL in providerStatus', { providerStatus: 'PEND\u0000ING' }],
     ['a control character in transactionHash', { transactionHash: 'out\u001b[31m' }],
     ['a transactionHash of 257 characters', { transactionHash: 'h'.repeat(257) }],
+    // Issue 41 point 11: JSON's "\ud800" escape parses to a lone surrogate, which the schema's pattern passes.
+    ['a lone high surrogate in transactionHash', { transactionHash: 'out\ud800' }],
+    ['a lone low surrogate in payinTransactionId', { payinTransactionId: '\udc00in' }],
+    ['a lone surrogate in providerStatus', { providerStatus: 'PENDING\ud83d' }],
   ])('400 for %s; nothing stored', async (_what, extra) => {
     const before = await endOffsets(stack.kafkaBrokers, log.topic);
     const res = await post(open, body(extra));
     expect(res.status, res.body).toBe(400);
     expect(Object.keys(res.json())).toEqual(['error']);
     expect(await endOffsets(stack.kafkaBrokers, log.topic)).toBe(before);
+  });
+
+  it('400 for a body that repeats a key, at any depth, naming it; nothing stored (issue 41 point 11)', async () => {
+    const before = await endOffsets(stack.kafkaBrokers, log.topic);
+    // JSON.parse keeps the last: the partner's FINISHED would be read as PENDING, or the other way round.
+    const twice = `{"providerId":"${P.id}","providerStatus":"FINISHED","amount":"0.25","providerStatus":"PENDING"}`;
+    const res = await post(open, twice);
+    expect([res.status, res.json()]).toEqual([
+      400,
+      { error: 'duplicate key "providerStatus" in the JSON body' },
+    ]);
+    const deep = await post(
+      open,
+      `{"providerId":"${P.id}","providerStatus":"PENDING","amount":"0.25","x":{"k":1,"k":2}}`,
+    );
+    expect([deep.status, deep.json()]).toEqual([400, { error: 'duplicate key "k" in the JSON body at $.x' }]);
+    // Authentication still comes first: without a key, the same 401 as any other body.
+    const anonymous = await postStatus(webhook.url, open, twice);
+    expect(anonymous.status).toBe(401);
+    expect(await endOffsets(stack.kafkaBrokers, log.topic)).toBe(before);
+  });
+
+  it('names the lone surrogate in the 400; a surrogate pair (an emoji) is text', async () => {
+    const res = await post(open, body({ transactionHash: 'out\ud800' }));
+    expect(res.json()).toEqual({
+      error: 'transactionHash contains the unprintable lone surrogate U+D800 at 3',
+    });
+    expect((await post(open, body({ transactionHash: 'memo \ud83d\ude80' }))).status).toBe(200);
   });
 
   it('400 for a NUL in the path swapId, before any query; 40 concurrent neighbours are answered as usual', async () => {

@@ -36,7 +36,8 @@ export function testProvider(
 
 export function writeProvidersFile(providers: TestProvider[]): string {
   const path = join(mkdtempSync(join(tmpdir(), 'webhook-providers-')), 'providers.yaml');
-  writeFileSync(path, `providers:\n${providers.map((p) => p.yaml).join('\n')}\n`);
+  // The fixtures write a partner header in clear: opted in, as the file must say (issue 41 point 12).
+  writeFileSync(path, `allowLiteralSecrets: true\nproviders:\n${providers.map((p) => p.yaml).join('\n')}\n`);
   return path;
 }
 

@@ -572,6 +572,38 @@ describe('fold: corrections', () => {
       .then({ outcome: 'applied', swap: { status: 'PENDING', statusClass: 'open' } });
   });
 
+  it.each([
+    ['PENDING', true, 'FINISHED', 'PENDING is an open status and never final'],
+    ['ON_HOLD', true, 'FINISHED', 'ON_HOLD is an open status and never final'],
+    ['FINISHED', false, 'PENDING', 'FINISHED is a final status and never open'],
+    ['REFUNDED', false, 'FINISHED', 'REFUNDED is a final status and never open'],
+  ] as const)(
+    'rejects a correction to %s with final %s (issue 41 point 11), the swap and its postings unchanged',
+    (status, final, before, why) => {
+      // thenRejected: the swap unchanged, no posting of this event.
+      spec()
+        .given(swapCreated('s1'), statusReported('s1', before, { amount: '0.248' }))
+        .when(swapCorrected('s1', { status, final }))
+        .thenRejected(`the correction contradicts the status classes: ${why}`);
+    },
+  );
+
+  it('judges the swap as the correction leaves it: a status alone, or a finality alone, must agree too', () => {
+    spec()
+      .given(swapCreated('s1'), statusReported('s1', 'FINISHED', { amount: '1' }))
+      .when(swapCorrected('s1', { status: 'PENDING' }))
+      .thenRejected('PENDING is an open status and never final');
+    spec()
+      .given(swapCreated('s1'), statusReported('s1', 'PENDING'))
+      .when(swapCorrected('s1', { final: true }))
+      .thenRejected('PENDING is an open status and never final');
+    // EXPIRED may be either: closed by default, final where a provider lists it.
+    spec()
+      .given(swapCreated('s1'), statusReported('s1', 'FINISHED', { amount: '1' }))
+      .when(swapCorrected('s1', { status: 'EXPIRED', final: true }))
+      .then({ outcome: 'applied', swap: { status: 'EXPIRED', final: true, statusClass: 'final' } });
+  });
+
   it('rejects a correction of an unknown swap', () => {
     spec()
       .when(swapCorrected('ghost', { amount: '1' }))

@@ -45,6 +45,29 @@ describe('partner text bounds', () => {
   });
 });
 
+/** Issue 41 point 11: a lone UTF-16 surrogate is no character; only well-formed text passes. */
+describe('lone surrogates', () => {
+  it.each([
+    ['a high one at the end', 'abc\ud800', 'U+D800 at 3'],
+    ['a low one at the start', '\udc00abc', 'U+DC00 at 0'],
+    ['a pair reversed', 'a\ude80\ud83d', 'U+DE80 at 1'],
+    ['a high one before a letter', '\ud83dx', 'U+D83D at 0'],
+  ])('refuses %s, in the edges and in the fold', async (_what, value, where) => {
+    const { storableTextProblem } = await import('../../src/swap/text.ts');
+    expect(partnerTextProblem(value)).toBe(`contains the unprintable lone surrogate ${where}`);
+    expect(storableTextProblem(value)).toBe(`contains the unprintable lone surrogate ${where}`);
+    expect(isPartnerText(value)).toBe(false);
+  });
+
+  it('accepts surrogate pairs (characters beyond the BMP)', () => {
+    expect(partnerTextProblem('rocket \ud83d\ude80 and 𝔘')).toBeUndefined();
+  });
+
+  it('the schema pattern alone would pass one, which is why every edge calls partnerTextProblem too', () => {
+    expect(new RegExp(PRINTABLE_PATTERN, 'u').test('abc\ud800')).toBe(true);
+  });
+});
+
 describe('the fold keeps what it always accepted', () => {
   it('storableTextProblem refuses controls and lone surrogates, not the invisible characters the edges refuse', async () => {
     const { storableTextProblem } = await import('../../src/swap/text.ts');

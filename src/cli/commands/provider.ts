@@ -150,6 +150,11 @@ export const providerLoadCommand: Command = {
     if (!file) throw new UsageError('name the file with --file or PROVIDERS_FILE');
     try {
       const defs = readProvidersFile(file);
+      for (const d of defs)
+        if (d.literalHeaders.length > 0)
+          io.stderr(
+            `warning: ${d.id}: header ${d.literalHeaders.join(', ')} written in clear (allowLiteralSecrets); stored in the registry as written`,
+          );
       if (flags.check) {
         io.stdout(`${file}: ${defs.length} provider(s), no problems: ${defs.map((d) => d.id).join(', ')}`);
         return 0;

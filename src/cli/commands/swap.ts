@@ -6,7 +6,7 @@ import { correctionEvent } from '../../ops/operator-events.ts';
 import { formatTimeline, swapTimeline } from '../../ops/timeline.ts';
 import { formatSwapRef, parseSwapRef, SwapRefError } from '../../swap/ref.ts';
 import { resolveSwapRef } from '../../ops/swap-ref.ts';
-import { INTERNAL_STATUSES, isInternalStatus } from '../../swap/status.ts';
+import { finalityProblem, INTERNAL_STATUSES, isInternalStatus } from '../../swap/status.ts';
 import { isDecimalText } from '../../money/decimal.ts';
 import { partnerTextProblem } from '../../swap/text.ts';
 import { appendOperatorEvent, asUsage } from '../operator.ts';
@@ -15,7 +15,8 @@ const CORRECTION_AMOUNTS = ['amount', 'provider-fee', 'referral-fee', 'payout-ne
 
 /**
  * The operator's input bounds of `swap correct`, checked before anything is read or appended: a status is
- * one of the internal statuses (a partner's word or a typo would become a swap's status), amounts within
+ * one of the internal statuses (a partner's word or a typo would become a swap's status) whose class agrees
+ * with --final (src/swap/status.ts, finalityProblem), amounts within
  * the input bounds, texts printable.
  */
 export function correctionFlagsProblem(
@@ -23,6 +24,10 @@ export function correctionFlagsProblem(
 ): string | undefined {
   if (values.status !== undefined && !isInternalStatus(values.status))
     return `--status "${values.status.slice(0, 40)}" is not an internal status (${INTERNAL_STATUSES.join(', ')})`;
+  if (values.status !== undefined && (values.final === 'true' || values.final === 'false')) {
+    const contradiction = finalityProblem(values.status, values.final === 'true');
+    if (contradiction) return `--status ${values.status} --final ${values.final}: ${contradiction}`;
+  }
   for (const name of CORRECTION_AMOUNTS) {
     const v = values[name];
     if (v !== undefined && (!isDecimalText(v) || v.startsWith('-')))

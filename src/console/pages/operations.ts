@@ -132,7 +132,7 @@ export async function operationsLive(db: ConsoleDb, workers?: WorkerHealthBoard)
         p.id,
         p.display_name,
         p.enabled ? 'yes' : 'no',
-        p.base_url,
+        withoutCredentials(p.base_url),
         p.managed_by,
         `${p.poll_interval_seconds} s`,
         time(p.updated_at),
@@ -168,4 +168,18 @@ export async function operationsLive(db: ConsoleDb, workers?: WorkerHealthBoard)
         )}
       </section>
     </div>`;
+}
+
+/** A base URL as shown: any user:pass@ a row stored before loads refused them is left out. */
+export function withoutCredentials(url: string | undefined): string | undefined {
+  if (url === undefined) return url;
+  try {
+    const u = new URL(url);
+    if (u.username === '' && u.password === '') return url;
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, '//');
+  }
 }

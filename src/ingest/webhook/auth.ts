@@ -19,6 +19,9 @@ export type AuthResult =
 /** The one 401 body: byte-identical whatever the reason (the reason goes to the log only). */
 export const UNAUTHORIZED_BODY = '{"error":"unauthorized"}';
 
+/** The 429 past the per-address failure throttle: the same whatever the failure was. */
+export const TOO_MANY_FAILURES_BODY = '{"error":"too many failed authentications; retry later"}';
+
 export function authenticateWebhook(
   snapshot: RegistrySnapshot,
   apiKeyHeader: string | string[] | undefined,

@@ -3,6 +3,7 @@ import type { Logger } from '../../observability/log.ts';
 import { MetricsRegistry, type Counter, type Histogram } from '../../observability/metrics.ts';
 import type { RegistrySnapshot } from '../../providers/cache.ts';
 import type { ReportedSwap } from '../../swap/report.ts';
+import type { AuthFailureThrottle, RefusalLogSampler } from './outsiders.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
 /** What the status webhook's server and route are built from (apart, so neither imports the other). */
@@ -24,6 +25,8 @@ export interface WebhookMetrics {
   readonly responses: Counter;
   readonly duration: Histogram;
   readonly batchMessages: Histogram;
+  readonly unauthenticated: Counter;
+  readonly linesSuppressed: Counter;
 }
 
 export function createWebhookMetrics(registry: MetricsRegistry = new MetricsRegistry()): WebhookMetrics {
@@ -41,6 +44,16 @@ export function createWebhookMetrics(registry: MetricsRegistry = new MetricsRegi
       ['status'],
       [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     ),
+    unauthenticated: registry.counter(
+      'swap_ledger_webhook_unauthenticated_refusals_total',
+      'Webhook calls refused without authentication (401, 429 past the failure throttle, and the like), by HTTP status',
+      ['status'],
+    ),
+    linesSuppressed: registry.counter(
+      'swap_ledger_webhook_refusal_log_lines_suppressed_total',
+      'Log lines of unauthenticated refusals left out by the per-source sampling (summed up in one line a minute)',
+      [],
+    ),
     batchMessages: registry.histogram(
       'swap_ledger_event_append_batch_messages',
       'Events carried by each Kafka produce request of the event appender',
@@ -57,7 +70,13 @@ export interface WebhookDeps {
   readonly logger: Logger;
   readonly metrics: WebhookMetrics;
   readonly rateLimiter: RateLimiter;
+  /** Per source address: authentication failures past the limits get 429. */
+  readonly authFailures: AuthFailureThrottle;
+  /** Per source address: the log lines of unauthenticated refusals. */
+  readonly refusalLog: RefusalLogSampler;
   readonly bodyLimitBytes: number;
+  /** HTTP_REQUEST_TIMEOUT_MS (default: src/observability/http-timeouts.ts). */
+  readonly requestTimeoutMs?: number;
   readonly now: () => Date;
   /**
    * Publishes the swap's unpublished outbox events (its SwapCreated, when Kafka was down at creation)

@@ -4,18 +4,20 @@ import { AppendTimeoutError } from '../../events/producer.ts';
 import { newEvent } from '../../events/keys.ts';
 import { isDecimalText } from '../../money/decimal.ts';
 import { reportDifferences, webhookReport } from '../../swap/report.ts';
-import { MAX_PARTNER_TEXT, PRINTABLE_PATTERN } from '../../swap/text.ts';
+import { MAX_PARTNER_TEXT, partnerTextProblem, PRINTABLE_PATTERN } from '../../swap/text.ts';
 import { mapStatus } from '../../swap/status.ts';
-import { authenticateWebhook, UNAUTHORIZED_BODY } from './auth.ts';
+import { authenticateWebhook, TOO_MANY_FAILURES_BODY, UNAUTHORIZED_BODY } from './auth.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
 import type { WebhookDeps } from './deps.ts';
 
 /**
  * POST /webhook/:swapId/status (partner interface v2), checked in this order:
  *   401 key missing or wrong, provider unknown or disabled, or key of another provider than `providerId`
+ *   429 with Retry-After: the caller's address failed authentication more often than WEBHOOK_AUTH_FAILURE_BURST
+ *       and WEBHOOK_AUTH_FAILURE_PER_MINUTE allow (a call that authenticates is never throttled by it)
  *   420 the provider's rate limit is exceeded (after authentication: nobody drains another's bucket)
  *   400 body not JSON, a field missing or mistyped, an amount or fee not a bounded decimal (40 integer, 36
- *       fraction digits), a text with a control character or too long, the path swapId likewise, checked
+ *       fraction digits), a text with a control character, a lone surrogate or too long, the path swapId likewise, checked
  *       before any query (413: body too large)
  *   404 no swap of that provider with that id, in the projection or in the gateway's created_swaps
  *   422 providerStatus not in the provider's mapping
@@ -114,6 +116,27 @@ function badMoney(body: StatusBody): string | undefined {
   return undefined;
 }
 
+/**
+ * The texts again by partnerTextProblem: the schema's pattern, compiled with the `u` flag, takes a lone
+ * surrogate (a JSON "\ud800" escape) for a character.
+ */
+function badText(swapId: string, body: StatusBody): string | undefined {
+  const texts: [string, string | null | undefined][] = [
+    ['swapId', swapId],
+    ['providerStatus', body.providerStatus],
+    ['amount', body.amount],
+    ['providerFees', body.providerFees],
+    ['networkFees', body.networkFees],
+    ['payinTransactionId', body.payinTransactionId],
+    ['transactionHash', body.transactionHash],
+  ];
+  for (const [field, v] of texts) {
+    const problem = typeof v === 'string' ? partnerTextProblem(v) : undefined;
+    if (problem) return `${field} ${problem}`;
+  }
+  return undefined;
+}
+
 export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): void {
   app.post<{ Params: { swapId: string }; Body: StatusBody }>(
     STATUS_ROUTE,
@@ -133,6 +156,16 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
             // For the log only: what the caller claimed, bounded; never a key or a digest.
             ...(typeof claimed === 'string' ? { claimedProvider: claimed.slice(0, 64) } : {}),
           };
+          // Only failures take from the source's bucket: a partner's authenticated calls never do.
+          const throttle = deps.authFailures.fail(request.ip);
+          if (!throttle.allowed) {
+            request.webhook.reason = `too many authentication failures: ${auth.reason}`;
+            return reply
+              .code(429)
+              .header('retry-after', String(throttle.retryAfter))
+              .type('application/json; charset=utf-8')
+              .send(TOO_MANY_FAILURES_BODY);
+          }
           return reply.code(401).type('application/json; charset=utf-8').send(UNAUTHORIZED_BODY);
         }
         request.webhook = { provider: auth.provider.id };
@@ -153,8 +186,8 @@ export function registerStatusRoute(app: FastifyInstance, deps: WebhookDeps): vo
       const { swapId } = request.params;
       const body = request.body;
       const providerId = request.webhook!.provider!;
-      const money = badMoney(body);
-      if (money) return refuse(request, reply, 400, money, { error: money });
+      const problem = badText(swapId, body) ?? badMoney(body);
+      if (problem) return refuse(request, reply, 400, problem, { error: problem });
 
       const swap = await deps.swaps.find(swapId, providerId);
       if (!swap)

@@ -13,6 +13,7 @@ import { openAppender, type AppenderConfig } from '../../events/open.ts';
 import { reportValuesOfRow, type ReportColumns } from '../../swap/report.ts';
 import {
   buildWebhookServer,
+  DEFAULT_OUTSIDER_LIMITS,
   createWebhookMetrics,
   type KnownSwap,
   type SwapLookup,
@@ -166,6 +167,15 @@ export type WebhookConfig = AppenderConfig &
     | 'WEBHOOK_HOST'
     | 'WEBHOOK_PORT'
     | 'WEBHOOK_BODY_LIMIT_BYTES'
+  > &
+  Partial<
+    Pick<
+      Config,
+      | 'HTTP_REQUEST_TIMEOUT_MS'
+      | 'WEBHOOK_AUTH_FAILURE_BURST'
+      | 'WEBHOOK_AUTH_FAILURE_PER_MINUTE'
+      | 'WEBHOOK_REFUSAL_LOG_LINES'
+    >
   >;
 
 export interface RunningWebhook {
@@ -230,6 +240,17 @@ export async function startWebhook(
       metrics,
       rateLimiter: new RateLimiter(),
       bodyLimitBytes: config.WEBHOOK_BODY_LIMIT_BYTES,
+      outsiders: {
+        burst: config.WEBHOOK_AUTH_FAILURE_BURST ?? DEFAULT_OUTSIDER_LIMITS.burst,
+        perSecond:
+          config.WEBHOOK_AUTH_FAILURE_PER_MINUTE !== undefined
+            ? config.WEBHOOK_AUTH_FAILURE_PER_MINUTE / 60
+            : DEFAULT_OUTSIDER_LIMITS.perSecond,
+        linesPerWindow: config.WEBHOOK_REFUSAL_LOG_LINES ?? DEFAULT_OUTSIDER_LIMITS.linesPerWindow,
+      },
+      ...(config.HTTP_REQUEST_TIMEOUT_MS !== undefined
+        ? { requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }
+        : {}),
       ensureKeyPublished: outboxKeyFlusher({ pool, appender, topic: config.EVENTS_TOPIC }),
     });
     const { url, port } = await listenEdge(
