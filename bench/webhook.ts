@@ -261,13 +261,14 @@ async function main() {
       'providers:',
       `  - id: ${provider}`,
       '    enabled: true',
-      '    client: { baseUrl: "https://bench.example/v2", headers: { x-partner-key: "bench" } }',
+      '    client: { baseUrl: "https://bench.example/v2", headers: { x-partner-key: "${BENCH_PARTNER_KEY}" } }',
       `    webhookKeys: [{ keyId: k1, sha256: "${key.sha256}" }]`,
       '    rateLimit: { perSecond: 1000000, burst: 1000000 }',
       '',
     ].join('\n'),
   );
   const childEnv = {
+    BENCH_PARTNER_KEY: 'bench',
     DATABASE_URL: env.DATABASE_URL,
     KAFKA_BROKERS: env.KAFKA_BROKERS,
     SCHEMA_REGISTRY_URL: env.SCHEMA_REGISTRY_URL,

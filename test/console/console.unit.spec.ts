@@ -4,6 +4,7 @@ import { html, raw, swapHref } from '../../src/console/html.ts';
 import { parseInstant } from '../../src/console/pages/books.ts';
 import { mismatchesCsv, type MismatchRow } from '../../src/console/pages/reconciliation.ts';
 import { cleanFilters, STATUSES, VERDICTS } from '../../src/console/pages/swaps.ts';
+import { withoutCredentials } from '../../src/console/pages/operations.ts';
 import { checkCells } from '../../src/console/pages/swap.ts';
 import { CREATED_STATUS, INTERNAL_STATUSES } from '../../src/swap/status.ts';
 import { barChart } from '../../src/console/svg.ts';
@@ -153,5 +154,15 @@ describe('inline SVG charts', () => {
     const heights = [...svg.matchAll(/<rect[^>]*?height="([\d.]+)"/g)].map((m) => Number(m[1]));
     expect(heights).toEqual([50, 50, 25]);
     expect(barChart({ title: 'empty', bars: [], series: [] }).text).not.toContain('NaN');
+  });
+});
+
+describe('operations page: a partner base URL as shown', () => {
+  it('leaves out a user:pass@ stored before loads refused it, and keeps any other URL as it is', () => {
+    expect(withoutCredentials('https://u:pw@h.example/v2')).toBe('https://h.example/v2');
+    expect(withoutCredentials('https://only-user@h.example/')).toBe('https://h.example/');
+    expect(withoutCredentials('https://h.example/v2')).toBe('https://h.example/v2');
+    expect(withoutCredentials('not a url //u:pw@x')).toBe('not a url //x');
+    expect(withoutCredentials(undefined)).toBeUndefined();
   });
 });

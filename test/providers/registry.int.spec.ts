@@ -317,17 +317,34 @@ ${extra}
     expect(lines.join('\n')).not.toContain(secret);
   });
 
-  it('provider list shows header names, never their values', async () => {
+  it('refuses a header secret written in clear and credentials in a baseUrl, naming each', () => {
     const id = uniqueName('hdr');
-    await loadProviders(
-      pool,
-      parseProvidersFile(
-        `providers:\n  - { id: ${id}, client: { baseUrl: "https://u:pw@h.example", headers: { authorization: "Bearer sekrit-token" } } }`,
-      ),
+    const refused = (() => {
+      try {
+        parseProvidersFile(
+          `providers:\n  - { id: ${id}, client: { baseUrl: "https://u:pw@h.example", headers: { authorization: "Bearer sekrit-token" } } }`,
+        );
+        return undefined;
+      } catch (e) {
+        return e as ProvidersFileError;
+      }
+    })();
+    expect(refused).toBeInstanceOf(ProvidersFileError);
+    expect(refused!.message).toMatch(/headers\.authorization: a value written in clear/);
+    expect(refused!.message).toMatch(/baseUrl: must not carry credentials \(user:pass@\)/);
+    expect(refused!.message).not.toMatch(/sekrit-token|:pw@/);
+  });
+
+  it('provider list shows header names, never their values (a literal accepted only under allowLiteralSecrets)', async () => {
+    const id = uniqueName('hdr');
+    const [def] = parseProvidersFile(
+      `allowLiteralSecrets: true\nproviders:\n  - { id: ${id}, client: { baseUrl: "https://h.example", headers: { authorization: "Bearer sekrit-token" } } }`,
     );
+    expect(def!.literalHeaders).toEqual(['authorization']);
+    await loadProviders(pool, [def!]);
     const summary = (await listProviders(pool)).find((p) => p.id === id)!;
     expect(summary.authHeaderNames).toEqual(['authorization']);
-    expect(JSON.stringify(summary)).not.toMatch(/sekrit-token|:pw@/);
+    expect(JSON.stringify(summary)).not.toMatch(/sekrit-token/);
     const list = capture();
     await main(['provider', 'list'], list);
     expect(list.text()).not.toContain('sekrit-token');
