@@ -53,7 +53,7 @@ export async function syncCatalog(
        values ($1, $2, $3, 'failed', $4) returning sync_id`,
       [providerId, startedAt, now().toISOString(), error],
     );
-    options.logger?.warn({ provider: providerId, err: { message: error } }, 'catalog sync failed');
+    options.logger?.warn({ provider: providerId, err: e }, 'catalog sync failed');
     return { providerId, outcome: 'failed', syncId: r.rows[0]!.sync_id, error };
   }
 

@@ -64,7 +64,7 @@ export async function startChainWatcher(
         const r = await watcher.round();
         if (r.appended > 0 || r.failed > 0) logger.info(r, 'chain watch round');
       } catch (e) {
-        logger.error({ err: { message: (e as Error).message } }, 'chain watch round failed');
+        logger.error({ err: e }, 'chain watch round failed');
       } finally {
         lastRoundAt = Date.now();
       }

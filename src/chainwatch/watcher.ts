@@ -225,12 +225,7 @@ export class ChainWatcher {
       const batch = keys.splice(0);
       await leases
         .release(batch.map((k) => ({ key: k, nextAtMs: this.due.get(k)?.at ?? this.now() })))
-        .catch((e: unknown) =>
-          options.logger.warn(
-            { err: { message: (e as Error).message } },
-            'chain leases not released; they expire',
-          ),
-        );
+        .catch((e: unknown) => options.logger.warn({ err: e }, 'chain leases not released; they expire'));
     };
     for (const w of dueNow) {
       if (claimed && !claimed.has(key(w))) continue; // another watcher has it
@@ -292,9 +287,7 @@ export class ChainWatcher {
     );
     await leases
       ?.prune(this.now() - 86_400_000)
-      .catch((e: unknown) =>
-        options.logger.warn({ err: { message: (e as Error).message } }, 'chain leases not pruned'),
-      );
+      .catch((e: unknown) => options.logger.warn({ err: e }, 'chain leases not pruned'));
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed) throw failed.reason;
     return report;
@@ -330,7 +323,7 @@ export class ChainWatcher {
           role: w.role,
           txid: w.txid,
           failures,
-          err: { message: (e as Error).message },
+          err: e,
         },
         'chain lookup failed; looked up again later',
       );

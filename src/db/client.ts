@@ -57,7 +57,7 @@ export function warnOfIdleConnectionErrors(pool: pg.Pool, logger: () => Logger):
     client.on('error', (err) => {
       if (!out.has(client)) return;
       logger().warn(
-        { err: { code: (err as { code?: string }).code, message: err.message } },
+        { err },
         'the server closed a database connection in use; its statement fails, the pool opens another',
       );
     }),
@@ -69,9 +69,7 @@ function warnOfConnectionErrors(
   logger: () => Logger,
   message: string,
 ): void {
-  emitter.on('error', (err) =>
-    logger().warn({ err: { code: (err as { code?: string }).code, message: err.message } }, message),
-  );
+  emitter.on('error', (err) => logger().warn({ err }, message));
 }
 
 const dbLogger = () => (idleErrors ??= createLogger({ name: 'db' }));

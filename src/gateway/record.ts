@@ -12,7 +12,7 @@ export async function recordEvents(
     return await deps.publisher.publish(events);
   } catch (e) {
     // Last resort: the whole event in the log, so an operator can append it by hand.
-    deps.logger.fatal({ err: { message: (e as Error).message }, events }, `${what} could not be recorded`);
+    deps.logger.fatal({ err: e, events }, `${what} could not be recorded`);
     throw e;
   }
 }

@@ -146,10 +146,7 @@ export class SwapFlow {
       if (!(e instanceof OutboxWriteError)) throw e;
       // Not recorded, so the partner is not called: the key is given back for a retry.
       await releaseIdempotency(pool, idempotencyKey, requestId).catch(() => undefined);
-      this.deps.logger.error(
-        { err: { message: e.message }, requestId },
-        'swap request could not be recorded',
-      );
+      this.deps.logger.error({ err: e, requestId }, 'swap request could not be recorded');
       return refusal({
         status: 503,
         reason: 'not_recorded',
@@ -279,10 +276,7 @@ export class SwapFlow {
       );
     } catch (e) {
       // Last resort: the whole event in the log, so an operator can append it by hand.
-      logger.fatal(
-        { err: { message: (e as Error).message }, events: [event] },
-        'SwapCreated could not be recorded',
-      );
+      logger.fatal({ err: e, events: [event] }, 'SwapCreated could not be recorded');
       throw e;
     }
 

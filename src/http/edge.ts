@@ -135,7 +135,7 @@ export function buildEdgeServer(options: EdgeOptions): FastifyInstance {
       });
       reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
     } else {
-      request.log.error({ err: { message: error.message, stack: error.stack } }, refusals.internal.log);
+      request.log.error({ err: error }, refusals.internal.log);
       answer = refuse(request, 500, refusals.internal);
     }
     return reply.code(answer.status).send(answer.body);

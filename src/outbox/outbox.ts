@@ -120,7 +120,7 @@ export class DurablePublisher {
       } catch (e) {
         this.bypassUntil = this.now() + (this.options.bypassMs ?? 30_000);
         logger.warn(
-          { err: { message: (e as Error).message }, events: direct.map((d) => d.eventId) },
+          { err: e, events: direct.map((d) => d.eventId) },
           'Kafka did not acknowledge in time; events go to the outbox',
         );
         // Kafka may still write them later (same ids): the relay's copy is then a duplicate the projector ignores.
@@ -168,7 +168,7 @@ export class DurablePublisher {
       this.bypassUntil = this.now() + (this.options.bypassMs ?? 30_000);
       this.options.metrics?.published.inc({ path: 'outbox' }, events.length);
       logger.warn(
-        { err: { message: (e as Error).message }, events: events.map((d) => d.eventId) },
+        { err: e, events: events.map((d) => d.eventId) },
         'Kafka did not acknowledge in time; the outbox relay will publish the events',
       );
       return 'outbox';
@@ -208,7 +208,7 @@ export class DurablePublisher {
         if (!(e instanceof OutboxWriteError)) throw e;
         if (this.now() + pauseMs > until) {
           logger.error(
-            { err: { message: e.message }, attempts, events: events.map((d) => d.eventId) },
+            { err: e, attempts, events: events.map((d) => d.eventId) },
             'the outbox write failed within its bound; the events go straight to Kafka',
           );
           try {
@@ -224,7 +224,7 @@ export class DurablePublisher {
         }
         if (attempts === 1)
           logger.warn(
-            { err: { message: e.message }, keepMs, events: events.map((d) => d.eventId) },
+            { err: e, keepMs, events: events.map((d) => d.eventId) },
             'the outbox write failed; retried within its bound',
           );
         await new Promise((resolve) => setTimeout(resolve, pauseMs));
@@ -353,10 +353,7 @@ export class OutboxRelay {
         })
         .catch((e: unknown) => {
           this.options.metrics?.relayFailures.inc();
-          this.options.logger.warn(
-            { err: { message: (e as Error).message } },
-            'outbox relay round failed; rows stay for the next round',
-          );
+          this.options.logger.warn({ err: e }, 'outbox relay round failed; rows stay for the next round');
         })
         .finally(() => {
           this.running = undefined;

@@ -183,7 +183,7 @@ export class Poller {
     const kinds: Kind[] = [];
     for (const [providerId, items] of byProvider) {
       const partner = await this.options.partners.get(providerId).catch((e: unknown) => {
-        logger.warn({ provider: providerId, err: { message: (e as Error).message } }, 'provider unreadable');
+        logger.warn({ provider: providerId, err: e }, 'provider unreadable');
         return undefined;
       });
       const now = this.now();
@@ -249,9 +249,7 @@ export class Poller {
     // A lease row idle and due a day ago says nothing a missing row does not: the table stays small.
     await this.options.leases
       ?.prune(this.now() - 86_400_000)
-      .catch((e: unknown) =>
-        logger.warn({ err: { message: (e as Error).message } }, 'poll leases not pruned'),
-      );
+      .catch((e: unknown) => logger.warn({ err: e }, 'poll leases not pruned'));
     const at = this.now();
     this.metrics.pausedProviders.set([...this.pausedUntil.values()].filter((until) => until > at).length);
     if (report.polled > 0 || report.deferred > 0) logger.debug(report, 'poller tick');
@@ -266,7 +264,7 @@ export class Poller {
     const read = this.options.store.expiredWithMoneyPastGrace;
     if (!read) return;
     const counts = await read().catch((e: unknown) => {
-      this.options.logger.warn({ err: { message: (e as Error).message } }, 'expired swaps with money unread');
+      this.options.logger.warn({ err: e }, 'expired swaps with money unread');
       return undefined;
     });
     if (!counts) return;
@@ -311,7 +309,7 @@ export class Poller {
       return due.filter((w) => (w.kind === 'poll' ? polls : confirms).has(keyOf(w.swap)));
     } catch (e) {
       this.options.logger.warn(
-        { provider: providerId, err: { message: (e as Error).message } },
+        { provider: providerId, err: e },
         'poll leases not claimed; the due swaps wait for the next tick',
       );
       return undefined;
@@ -335,7 +333,7 @@ export class Poller {
       )
       .catch((e: unknown) =>
         this.options.logger.warn(
-          { provider: providerId, err: { message: (e as Error).message } },
+          { provider: providerId, err: e },
           'poll leases not released; they expire by themselves',
         ),
       );
@@ -377,10 +375,7 @@ export class Poller {
         );
         return count('not_found');
       }
-      logger.warn(
-        { provider, swapId: swap.swapId, retryInMs: wait, err: { message: (e as Error).message } },
-        'poll failed',
-      );
+      logger.warn({ provider, swapId: swap.swapId, retryInMs: wait, err: e }, 'poll failed');
       return count('error');
     }
 
@@ -413,10 +408,7 @@ export class Poller {
       await this.options.appender.append(event);
     } catch (e) {
       const wait = this.schedule.failed(key, this.now(), interval);
-      logger.warn(
-        { provider, swapId: swap.swapId, retryInMs: wait, err: { message: (e as Error).message } },
-        'poll result not appended',
-      );
+      logger.warn({ provider, swapId: swap.swapId, retryInMs: wait, err: e }, 'poll result not appended');
       return count('error');
     }
     this.lastAppended.set(key, { fingerprint, version: swap.version });
@@ -462,10 +454,7 @@ export class Poller {
           return count(taken ? 'not_found' : 'taken');
         }
         const wait = this.confirmErrors.failed(key, this.now(), 0);
-        logger.warn(
-          { provider, swapId: swap.swapId, retryInMs: wait, err: { message: (e as Error).message } },
-          'confirming poll failed',
-        );
+        logger.warn({ provider, swapId: swap.swapId, retryInMs: wait, err: e }, 'confirming poll failed');
         return count('error');
       }
       this.confirmErrors.succeeded(key, this.now(), 0);
@@ -510,7 +499,7 @@ export class Poller {
           at: this.now(),
         });
         logger.warn(
-          { provider, swapId: swap.swapId, retryInMs: wait, err: { message } },
+          { provider, swapId: swap.swapId, retryInMs: wait, err: e },
           'confirming poll result not appended',
         );
         return count('error');
@@ -532,10 +521,7 @@ export class Poller {
     } catch (e) {
       // The confirmation record (Postgres) failed: nothing was appended after it; the swap stays due.
       const wait = this.confirmErrors.failed(key, this.now(), 0);
-      logger.warn(
-        { provider, swapId: swap.swapId, retryInMs: wait, err: { message: (e as Error).message } },
-        'confirming poll not recorded',
-      );
+      logger.warn({ provider, swapId: swap.swapId, retryInMs: wait, err: e }, 'confirming poll not recorded');
       return count('error');
     }
   }
@@ -595,10 +581,7 @@ export class Poller {
       });
       if (!taken) return;
     } catch (e) {
-      logger.warn(
-        { provider, swapId: swap.swapId, err: { message: (e as Error).message } },
-        'confirmation deadline not recorded',
-      );
+      logger.warn({ provider, swapId: swap.swapId, err: e }, 'confirmation deadline not recorded');
       return;
     }
     this.metrics.confirmations.inc({ provider, outcome: 'deadline' });

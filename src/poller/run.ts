@@ -138,20 +138,14 @@ export async function startPoller(
         cron.schedule(
           config.POLL_CRON,
           async () => {
-            await poller
-              .tick()
-              .catch((e: unknown) =>
-                logger.error({ err: { message: (e as Error).message } }, 'poller tick failed'),
-              );
+            await poller.tick().catch((e: unknown) => logger.error({ err: e }, 'poller tick failed'));
           },
           { name: 'poller', noOverlap: true },
         ),
       );
       if (config.CATALOG_SYNC_CRON !== 'off') {
         const run = () =>
-          syncCatalogs().catch((e: unknown) =>
-            logger.error({ err: { message: (e as Error).message } }, 'catalog sync failed'),
-          );
+          syncCatalogs().catch((e: unknown) => logger.error({ err: e }, 'catalog sync failed'));
         void run();
         tasks.push(cron.schedule(config.CATALOG_SYNC_CRON, run, { name: 'catalog-sync', noOverlap: true }));
       }

@@ -36,10 +36,7 @@ export class ProviderRegistryCache {
     await this.refresh();
     this.timer = setInterval(() => {
       this.refresh().catch((e: unknown) =>
-        this.options.logger?.warn(
-          { err: { message: (e as Error).message } },
-          'provider registry refresh failed; keeping the last snapshot',
-        ),
+        this.options.logger?.warn({ err: e }, 'provider registry refresh failed; keeping the last snapshot'),
       );
     }, this.options.refreshMs);
     this.timer.unref();

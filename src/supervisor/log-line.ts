@@ -27,6 +27,11 @@ export function formatWorkerLine(worker: string, line: string, width = 10): stri
   const time = typeof o.time === 'number' ? new Date(o.time).toISOString().slice(11, 19) + ' ' : '';
   const level = LEVELS[o.level as number] ?? String(o.level ?? '');
   const rest = Object.fromEntries(Object.entries(o).filter(([k]) => !DROPPED.has(k)));
+  // An error's stack and cause stay in the worker's own JSON; the short form names the error.
+  if (rest.err && typeof rest.err === 'object' && !Array.isArray(rest.err)) {
+    const { type, message, code } = rest.err as Record<string, unknown>;
+    rest.err = Object.fromEntries(Object.entries({ type, message, code }).filter(([, v]) => v !== undefined));
+  }
   const fields = Object.keys(rest).length > 0 ? ' ' + JSON.stringify(rest) : '';
   return `${prefix} | ${time}${level.padEnd(5)} ${String(o.msg ?? '')}${fields}`;
 }

@@ -50,6 +50,14 @@ describe('the merged log line', () => {
     );
   });
 
+  it("names a logged error by its type, message and code; its stack stays in the worker's JSON", () => {
+    const e = Object.assign(new Error('the database system is shutting down'), { code: '57P01' });
+    const line = JSON.stringify({ level: 50, time: 0, msg: 'outbox write failed', err: { ...pinoErr(e) } });
+    expect(formatWorkerLine('gateway', line)).toBe(
+      'gateway    | 00:00:00 error outbox write failed {"err":{"type":"Error","message":"the database system is shutting down","code":"57P01"}}',
+    );
+  });
+
   it('passes a line that is not JSON through under the prefix, padded to the widest name', () => {
     expect(formatWorkerLine('demo', 'plain text {', 10)).toBe('demo       | plain text {');
     expect(formatWorkerLine('demo', '{"not": "closed"', 6)).toBe('demo   | {"not": "closed"');
@@ -64,3 +72,8 @@ describe('a worker process of up', () => {
     expect(lines.join('\n')).toContain('"replay promote" is not a worker command');
   });
 });
+
+/** What pino's err serializer writes for an error: type, message, stack and its own fields. */
+function pinoErr(e: Error & { code?: string }) {
+  return { type: e.name, message: e.message, stack: e.stack, code: e.code };
+}
