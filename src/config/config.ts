@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: `configSpec` is the one table of every setting, its parser, default and
+// documentation (the README's table and `--help` read it), so it stays whole.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import cron from 'node-cron';
@@ -8,8 +10,6 @@ import { InputRefusedError } from '../lifecycle/refusal.ts';
  * One typed configuration for every process. Values come from the environment, then from an optional
  * YAML/JSON file named by SWAP_LEDGER_CONFIG (same key names); the environment wins. Validation reports
  * every missing or invalid key at once, so an operator fixes a deployment in one pass.
- * Over 400 lines on purpose: `configSpec` is the one table of every setting, its parser, default and
- * documentation (the README's table and `--help` read it), so it stays whole.
  */
 
 type Parser<T> = (raw: string) => T;

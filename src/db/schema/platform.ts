@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: drizzle-kit generates the platform migrations from this one file, so every
+// platform table (providers, created swaps, outbox, quotes, requests, catalog, leases) is declared here.
 import { sql } from 'drizzle-orm';
 import {
   bigint,
