@@ -57,6 +57,7 @@ const {
   statementLines,
   periodEvents,
   cases,
+  chainClaims,
 } = projection;
 
 function dirtyRows<T>(map: Map<string, T | undefined>, keys: Set<string>): { upsert: T[]; remove: string[] } {
@@ -112,7 +113,8 @@ function swapIdsOf(key: string): [string, string] {
 /** One write of a folded batch, described: run as it comes (runFoldWrite) or rendered ahead (renderFoldWrite). */
 type FoldWrite =
   | { kind: 'copy'; table: PgTable; rows: readonly object[] }
-  | { kind: 'upsert'; table: PgTable; rows: readonly object[]; key: string[] }
+  /** key: the columns an upsert updates by; 'nothing': insert where absent, never overwrite. */
+  | { kind: 'upsert'; table: PgTable; rows: readonly object[]; key: string[] | 'nothing' }
   | { kind: 'delete'; table: PgTable; key: string[]; keys: RowKey[] };
 
 /**
@@ -165,6 +167,8 @@ function foldWrites(ws: WorkingSet): FoldWrite[] {
     { kind: 'copy', table: statements, rows: ws.newStatements },
     { kind: 'copy', table: statementLines, rows: ws.newStatementLines },
     { kind: 'copy', table: periodEvents, rows: ws.newPeriodEvents },
+    // A claim is written once: the stored one (an earlier batch's) keeps its first event.
+    { kind: 'upsert', table: chainClaims, rows: [...ws.chainClaims.values()], key: 'nothing' },
   ];
 }
 
@@ -172,7 +176,7 @@ const renderFoldWrite = (w: FoldWrite): RenderedWrite | undefined =>
   w.kind === 'copy'
     ? renderCopy(w.table, w.rows)
     : w.kind === 'upsert'
-      ? renderUpsert(w.table, w.rows, { update: w.key })
+      ? renderUpsert(w.table, w.rows, w.key === 'nothing' ? 'nothing' : { update: w.key })
       : renderDelete(w.table, w.key, w.keys);
 
 /** Runs a write rendered only now; a COPY's text is rendered as the socket takes it (copyRows). */

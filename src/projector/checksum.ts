@@ -33,6 +33,7 @@ export const CHECKSUM_TABLES: readonly { table: string; exclude?: readonly strin
   { table: 'statement_lines' },
   { table: 'period_events' },
   { table: 'cases' },
+  { table: 'chain_claims' },
   { table: 'projector_checkpoints' },
 ];
 

@@ -16,6 +16,7 @@ export type StatementRow = typeof projection.statements.$inferSelect;
 export type StatementLineRow = typeof projection.statementLines.$inferSelect;
 export type PeriodEventRow = typeof projection.periodEvents.$inferSelect;
 export type CaseRow = typeof projection.cases.$inferSelect;
+export type ChainClaimRow = typeof projection.chainClaims.$inferSelect;
 export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
   changes: Changes | null;
   payload: unknown;
@@ -84,6 +85,11 @@ export class WorkingSet {
   readonly newStatements: StatementRow[] = [];
   readonly newStatementLines: StatementLineRow[] = [];
   readonly newPeriodEvents: PeriodEventRow[] = [];
+  /**
+   * Claims on transfers folded in this batch, by (chain, txid, transfer, swap, role): inserted where absent
+   * (a stored claim keeps its first event: nothing reads them back).
+   */
+  readonly chainClaims = new Map<string, ChainClaimRow>();
   /** Events held behind an open dead letter of their key, by key, in offset order. */
   readonly parked = new Map<string, { event: SwapEvent; position: Position }[]>();
   /** Prepared before the fold (decoding is I/O): what each retried dead letter brings. */
