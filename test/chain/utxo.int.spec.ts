@@ -85,7 +85,9 @@ interface Served {
   txid?: string;
 }
 
-const BLOCK_TIME = 1_764_300_000;
+// Mined an hour after the swaps these tests judge were created (test/reconciler/support.ts BASE_CREATION):
+// a block older than its swap is "predates the swap" (DESIGN, the chain as the last witness).
+const BLOCK_TIME = Date.parse(BASE_CREATION.createdAt) / 1000 + 3600;
 
 describe('UTXO chain source (Esplora API, real signed transactions)', () => {
   const served = new Map<string, Served>();

@@ -151,7 +151,10 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
       .output()
       .split('\n')
       .filter((l) => /\| \S+ (warn|error|fatal) |\| \S+ warning:|Warning:|DeprecationWarning|FSTDEP/.test(l))
-      .filter((l) => !findings.test(l));
+      .filter((l) => !findings.test(l))
+      // The run's other test files share its database: their providers, swaps and outbox rows (named with the
+      // run's id) are theirs, not this start's, and up's workers meet them.
+      .filter((l) => !l.includes(testStack().runId));
     expect(loud).toEqual([]);
   });
 
