@@ -12,7 +12,8 @@ import { checksumOf, freshEventLog, projectionConfig, waitForProjection } from '
 import { testStack, uniqueName } from '../support/context.ts';
 
 /** Issue 13 point 7: promotion never replaces the live state with a different or partial rebuild by accident. */
-describe('replay promote guards (real stack)', () => {
+// Each test runs swap-ledger as several processes (tsx loads the sources each time): minutes on a loaded machine.
+describe('replay promote guards (real stack)', { timeout: 180_000 }, () => {
   const stack = testStack();
   const logger = createLogger({ level: 'silent' });
   let log: Awaited<ReturnType<typeof freshEventLog>>;
