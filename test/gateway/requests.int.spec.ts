@@ -22,7 +22,8 @@ import {
  * lease (3 s here), with the recorded outcome or 409 "outcome unknown"; `requests stuck` lists such
  * requests and `requests resolve` settles them.
  */
-describe('idempotency leases and stuck requests', () => {
+// Several tests run swap-ledger as processes (tsx loads the sources each time): minutes on a loaded machine.
+describe('idempotency leases and stuck requests', { timeout: 180_000 }, () => {
   const stack = testStack();
   let p: Platform;
   let log: Awaited<ReturnType<typeof freshEventLog>>;
