@@ -20,6 +20,8 @@ describe('replay promote guards (real stack)', { timeout: 180_000 }, () => {
   let live: string;
   let pool: pg.Pool;
   let running: RunningProjector | undefined;
+  /** A time between the two phases of the log: a --to-time rebuild to it is partial, whatever the run's pace. */
+  let betweenPhases: Date;
 
   beforeAll(async () => {
     log = await freshEventLog(2);
@@ -28,6 +30,8 @@ describe('replay promote guards (real stack)', { timeout: 180_000 }, () => {
     pool = createPool(stack.databaseUrl, { searchPath: live });
     running = await startProjector(projectionConfig(log, live), logger);
     await log.append(lifecycleScenario(20, 1));
+    await new Promise((r) => setTimeout(r, 50));
+    betweenPhases = new Date();
     await new Promise((r) => setTimeout(r, 50));
     await log.append(lifecycleScenario(10, 2));
     await waitForProjection(pool, log.topic);
@@ -115,7 +119,7 @@ describe('replay promote guards (real stack)', { timeout: 180_000 }, () => {
   });
 
   it('replay promote refuses a --to-time rebuild unless --allow-partial', async () => {
-    const cut = new Date(Date.now() - 60_000); // before the second phase: a partial state
+    const cut = betweenPhases; // before the second phase: a partial state
     const partial = await replay({
       databaseUrl: stack.databaseUrl,
       kafka: createKafka({ brokers: stack.kafkaBrokers.split(','), clientId: 'test-replay-guard' }),
