@@ -80,6 +80,8 @@ describe(`two instances of every worker on ${CLUSTER_BROKERS} brokers, one of ea
     writeFileSync(
       providersFile,
       [
+        // testProvider's entry writes its partner header in clear (a test fixture, not a secret).
+        'allowLiteralSecrets: true',
         'providers:',
         `  - id: ${simProvider}`,
         `    client: { baseUrl: "${proxy.url}", timeouts: { readMs: 5000, swapMs: 5000 }, retry: { maxAttempts: 2, baseDelayMs: 50 } }`,
