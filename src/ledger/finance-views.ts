@@ -209,6 +209,28 @@ export function financeViews(
             from ${live}.chain_observations o
             join ${live}.swaps s on s.provider_id = o.provider_id and s.swap_id = o.swap_id
             where o.status = 'reverted' or (o.status = 'not_found' and o.deadline_passed)
+          union all
+          select s.swap_id, s.provider_id, s.status, coalesce(s.final_at, s.closed_at),
+              case when o.status = 'refused'
+                   then 'source unreliable: ' || o.source || ' answered for the ' || o.role || ' transaction ' ||
+                        o.txid || ' with something that cannot be it, past its deadline' ||
+                        coalesce(' (' || o.detail || ')', '')
+                   else 'unconfirmed past the deadline: the ' || o.role || ' transaction ' || o.txid || ' has ' ||
+                        o.confirmations || ' of ' || o.required_confirmations || ' confirmations on ' || o.chain end
+            from ${live}.chain_observations o
+            join ${live}.swaps s on s.provider_id = o.provider_id and s.swap_id = o.swap_id
+            where o.deadline_passed and (o.status = 'refused'
+              or (o.status in ('found', 'pending') and o.confirmations < o.required_confirmations))
+          union all
+          select s.swap_id, s.provider_id, s.status, coalesce(s.final_at, s.closed_at),
+              'one transfer, one claim: the ' || c.role || ' transaction ' || c.txid || ' (transfer ' || c.transfer ||
+              ') already evidences ' || h.provider_id || '/' || h.swap_id || ' (' || h.role || ')'
+            from ${live}.chain_claims c
+            cross join lateral (select provider_id, swap_id, role from ${live}.chain_claims h
+                                 where h.chain = c.chain and h.txid = c.txid and h.transfer = c.transfer
+                                 order by h.event_id, h.provider_id, h.swap_id, h.role limit 1) h
+            join ${live}.swaps s on s.provider_id = c.provider_id and s.swap_id = c.swap_id
+            where (h.provider_id, h.swap_id, h.role) <> (c.provider_id, c.swap_id, c.role)
           ${neverReported}
         ) e`,
     },

@@ -53,6 +53,7 @@ const {
   deadLetters,
   ledgerPostings,
   chainObservations,
+  chainClaims,
 } = projection;
 
 function dirtyRows<T>(map: Map<string, T | undefined>, keys: Set<string>): { upsert: T[]; remove: string[] } {
@@ -108,7 +109,8 @@ function swapIdsOf(key: string): [string, string] {
 /** One write of a folded batch, described: run as it comes (runFoldWrite) or rendered ahead (renderFoldWrite). */
 type FoldWrite =
   | { kind: 'copy'; table: PgTable; rows: readonly object[] }
-  | { kind: 'upsert'; table: PgTable; rows: readonly object[]; key: string[] }
+  /** key: the columns an upsert updates by; 'nothing': insert where absent, never overwrite. */
+  | { kind: 'upsert'; table: PgTable; rows: readonly object[]; key: string[] | 'nothing' }
   | { kind: 'delete'; table: PgTable; key: string[]; keys: RowKey[] };
 
 /**
@@ -156,6 +158,8 @@ function foldWrites(ws: WorkingSet): FoldWrite[] {
       rows: [...ws.chainObservations.values()],
       key: ['providerId', 'swapId', 'role', 'txid'],
     },
+    // A claim is written once: the stored one (an earlier batch's) keeps its first event.
+    { kind: 'upsert', table: chainClaims, rows: [...ws.chainClaims.values()], key: 'nothing' },
   ];
 }
 
@@ -163,7 +167,7 @@ const renderFoldWrite = (w: FoldWrite): RenderedWrite | undefined =>
   w.kind === 'copy'
     ? renderCopy(w.table, w.rows)
     : w.kind === 'upsert'
-      ? renderUpsert(w.table, w.rows, { update: w.key })
+      ? renderUpsert(w.table, w.rows, w.key === 'nothing' ? 'nothing' : { update: w.key })
       : renderDelete(w.table, w.key, w.keys);
 
 /** Runs a write rendered only now; a COPY's text is rendered as the socket takes it (copyRows). */

@@ -29,6 +29,7 @@ export const CHECKSUM_TABLES: readonly { table: string; exclude?: readonly strin
   { table: 'dead_letters' },
   { table: 'ledger_postings' },
   { table: 'chain_observations' },
+  { table: 'chain_claims' },
   { table: 'projector_checkpoints' },
 ];
 

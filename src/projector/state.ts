@@ -12,6 +12,7 @@ export type StatusConflictRow = typeof projection.statusConflicts.$inferSelect;
 export type DeadLetterRow = typeof projection.deadLetters.$inferSelect;
 export type PostingRow = typeof projection.ledgerPostings.$inferSelect;
 export type ChainObservationRow = typeof projection.chainObservations.$inferSelect;
+export type ChainClaimRow = typeof projection.chainClaims.$inferSelect;
 export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
   changes: Changes | null;
   payload: unknown;
@@ -73,6 +74,11 @@ export class WorkingSet {
    * (nothing reads the stored ones: an observation replaces its key's row whole).
    */
   readonly chainObservations = new Map<string, ChainObservationRow>();
+  /**
+   * Claims on transfers folded in this batch, by (chain, txid, transfer, swap, role): inserted where absent
+   * (a stored claim keeps its first event: nothing reads them back).
+   */
+  readonly chainClaims = new Map<string, ChainClaimRow>();
   /** Events held behind an open dead letter of their key, by key, in offset order. */
   readonly parked = new Map<string, { event: SwapEvent; position: Position }[]>();
   /** Prepared before the fold (decoding is I/O): what each retried dead letter brings. */

@@ -1,51 +1,73 @@
-import type { ChainTransfer } from '../events/types.ts';
+import type { ChainRole, ChainTransfer } from '../events/types.ts';
+import { sameAddress } from '../swap/chain-transfer.ts';
 import { check, type Outcome } from './inputs.ts';
-import type { ChainEvidence, ChainObservation, ReconciledCheck, ReconciliationInput } from './types.ts';
+import { DEFAULT_CHAIN_POLICY, type ChainPolicy } from './policy.ts';
+import type {
+  ChainEvidence,
+  ChainObservation,
+  FinalReport,
+  ReconciledCheck,
+  ReconciliationInput,
+} from './types.ts';
+
+export { sameAddress };
 
 /**
- * The chain is the last witness (DESIGN "Reconciliation rules", last point): the payin, payout and refund
+ * The chain is the last witness (DESIGN "The chain is the last witness"): the payin, payout and refund
  * transactions the partner reports, as the chain watcher saw them (ChainTransactionObserved, folded into
- * chain_observations). Pure: the observations are data, the watcher took every decision that needs a clock
- * or a chain (depth needed, deadline passed). No verdict waits for the chain: until the deadline, a missing
- * or shallow transaction is UNVERIFIABLE "awaiting the chain", never a MISMATCH; an observation arriving
+ * chain_observations and chain_claims). Pure: the observations are data, the watcher took every decision that
+ * needs a clock or a chain (depth needed, deadline passed). No verdict waits for the chain: until the deadline, a
+ * missing or shallow transaction is UNVERIFIABLE "awaiting the chain", never a MISMATCH; an observation arriving
  * later queues the swap again.
  *
  *  chain.payin  (FINISHED, REFUNDED): pays the signed payin address at least the signed source amount; a
  *               short payin is the user's shortfall, named so.
  *  chain.payout (FINISHED): confirmed, pays the signed payout address, in the right asset, at least the
  *               amount the partner reported.
- *  chain.refund (REFUNDED): confirmed, pays the signed refund address in the right asset.
+ *  chain.refund (REFUNDED): confirmed, pays the signed refund address in the right asset at least the signed
+ *               source amount less the currency's refund network-fee allowance; never the payin's or the
+ *               payout's own transaction.
+ *  Each of them: a transfer already claimed by another (swap, role) is MISMATCH "already evidences <swap>"
+ *               (one transfer, one claim); one mined before the swap's creation, less the clock allowance, is
+ *               MISMATCH "predates the swap"; a source's refused answer, or a transaction unconfirmed, past the
+ *               deadline is UNVERIFIABLE "source unreliable" / "unconfirmed past the deadline".
+ *  chain.network_fee (FINISHED, native payout): the reported payout network fee against the fee the payout
+ *               transaction spent, shared equally by the swaps claiming its transfers; above it: MISMATCH.
  * NOT_APPLICABLE where the outcome has no such transaction (EXPIRED, a FINISHED swap's refund…).
  */
-
-type Role = 'payin' | 'payout' | 'refund';
-
-/** The marker a contract call's observation carries (src/chain/lookup.ts CONTRACT_CALL_NOTE). */
-const CONTRACT_CALL_NOTE = 'a contract call';
 
 const HASH_FIELD = {
   payin: 'payinTransactionId',
   payout: 'payoutTransactionId',
   refund: 'refundTransactionId',
-} as const;
+} as const satisfies Record<ChainRole, keyof FinalReport>;
+
+const ROLES: readonly ChainRole[] = ['payin', 'payout', 'refund'];
 
 /** Which roles each outcome has a transaction for. */
-const ROLES_OF: Record<'FINISHED' | 'REFUNDED', readonly Role[]> = {
+const ROLES_OF: Record<'FINISHED' | 'REFUNDED', readonly ChainRole[]> = {
   FINISHED: ['payin', 'payout'],
   REFUNDED: ['payin', 'refund'],
 };
 
-/** EVM addresses are case-insensitive (the checksum is in the case); bech32 too; base58 is not. */
-export function sameAddress(family: string, a: string, b: string): boolean {
-  const x = a.trim();
-  const y = b.trim();
-  if (family === 'evm' || /^[a-z0-9]+1[02-9ac-hj-np-z]+$/i.test(x))
-    return x.toLowerCase() === y.toLowerCase();
-  return x === y;
+const sameHash = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
+
+/**
+ * Which of the swap's own transactions a reported refund hash is (payin or payout), or undefined: a swap's
+ * payin or payout is never its refund, whatever a chain says (hash.refund and chain.refund both judge it).
+ */
+export function refundReusedHash(final: FinalReport): 'payin' | 'payout' | undefined {
+  const refund = final.refundTransactionId;
+  if (!refund || refund.trim() === '') return undefined;
+  for (const role of ['payin', 'payout'] as const) {
+    const other = final[HASH_FIELD[role]];
+    if (other && other.trim() !== '' && sameHash(refund, other)) return role;
+  }
+  return undefined;
 }
 
 /** The signed side of the swap for a role: its currency, address, extra id and amount (atomic, if signed). */
-function signedSide(input: ReconciliationInput, role: Role) {
+function signedSide(input: ReconciliationInput, role: ChainRole) {
   const { request, payinAddress } = input.creation;
   const decoded = input.inspection.decoded;
   const signed = decoded !== undefined;
@@ -73,24 +95,25 @@ function signedSide(input: ReconciliationInput, role: Role) {
         currency: from,
         address: decoded?.refund_address || request.refundAddress,
         extraId: decoded?.refund_extra_id || request.refundAddressExtraId || null,
-        amount: undefined,
+        // A refund gives the payin back: it is held to the signed source amount (less its allowance).
+        amount: decoded ? decoded.amount_to_provider : undefined,
         signed,
       };
   }
 }
 
 /** Atomic units of a decimal amount at `decimals`, or why not (a fraction finer than the unit: no rounding). */
-function atomicOf(amount: string, decimals: number): bigint | string {
+function atomicOf(amount: string, decimals: number, what = 'the reported amount'): bigint | string {
   const m = /^(\d+)(?:\.(\d+))?$/.exec(amount.trim());
-  if (!m) return `the reported amount ${JSON.stringify(amount)} is not a decimal`;
+  if (!m) return `${what} ${JSON.stringify(amount)} is not a decimal`;
   const fraction = m[2] ?? '';
   if (fraction.length > decimals && /[^0]/.test(fraction.slice(decimals)))
-    return `the reported amount ${amount} has more than ${decimals} decimals: comparing it would need rounding`;
+    return `${what} ${amount} has more than ${decimals} decimals: comparing it would need rounding`;
   return BigInt(m[1]! + fraction.slice(0, decimals).padEnd(decimals, '0'));
 }
 
 /** The latest observation of the reported transaction for the role (by observation order given). */
-function observationOf(chain: ChainEvidence, role: Role, txid: string): ChainObservation | undefined {
+function observationOf(chain: ChainEvidence, role: ChainRole, txid: string): ChainObservation | undefined {
   let found: ChainObservation | undefined;
   for (const o of chain.observations) if (o.role === role && o.txid === txid) found = o;
   return found;
@@ -104,20 +127,13 @@ function seen(o: ChainObservation): string {
   return `${o.status} on ${o.chain}${where}, ${depth} (${o.source}, observed ${o.observedAt})`;
 }
 
-function chainCheck(input: ReconciliationInput, outcome: Outcome, role: Role): ReconciledCheck {
+const blank = (v: string | null | undefined): v is null | undefined =>
+  v === null || v === undefined || v.trim() === '';
+
+/** One role's check, for an outcome that has a transaction of that role. */
+function chainCheck(input: ReconciliationInput, role: ChainRole, policy: ChainPolicy): ReconciledCheck {
   const name = `chain.${role}`;
   const chain = input.chain!;
-  if (outcome !== 'FINISHED' && outcome !== 'REFUNDED')
-    return check(name, 'NOT_APPLICABLE', {
-      detail:
-        outcome === 'EXPIRED'
-          ? 'an expired swap moves no money: nothing to look up on a chain'
-          : outcome === 'open'
-            ? 'the swap has not ended: its transactions are judged when it does'
-            : `no chain rule for final status ${input.final.status}`,
-    });
-  if (!ROLES_OF[outcome].includes(role))
-    return check(name, 'NOT_APPLICABLE', { detail: `a ${outcome} swap has no ${role} transaction` });
   const side = signedSide(input, role);
   const txid = input.final[HASH_FIELD[role]];
   const memoNote =
@@ -127,9 +143,16 @@ function chainCheck(input: ReconciliationInput, outcome: Outcome, role: Role): R
   const addressNote = side.signed
     ? ''
     : ' (the payload does not decode: the address asked for, not a signed one)';
-  if (!txid || txid.trim() === '')
+  if (blank(txid))
     return check(name, 'UNVERIFIABLE', {
       detail: `no ${role} transaction reported: nothing to look up (hash.${role} judges its absence)`,
+    });
+  const reused = role === 'refund' ? refundReusedHash(input.final) : undefined;
+  if (reused)
+    return check(name, 'MISMATCH', {
+      expected: `a refund transaction to ${side.address}`,
+      actual: txid,
+      detail: `the refund hash is the swap's own ${reused} transaction: a ${reused} is not a refund`,
     });
   if (!chain.sourced.includes(side.currency))
     return check(name, 'UNVERIFIABLE', { actual: txid, detail: `no chain source for ${side.currency}` });
@@ -143,6 +166,14 @@ function chainCheck(input: ReconciliationInput, outcome: Outcome, role: Role): R
     o.asset === 'native' ? `native ${side.currency}` : `token ${o.asset} (${side.currency})`;
   const expected = (amount?: string) =>
     `${amount ? `${amount} atomic units of ` : ''}${expectedAsset} to ${side.address}${addressNote}, ${o.requiredConfirmations} confirmations`;
+  if (o.status === 'refused')
+    return check(name, 'UNVERIFIABLE', {
+      expected: expected(),
+      actual: `${txid}: the source's answer was refused`,
+      detail: o.deadlinePassed
+        ? `source unreliable: ${o.source} answered with something that cannot be ${txid} past the deadline (${o.detail ?? 'no detail'}; observed ${o.observedAt})`
+        : `awaiting the chain: ${o.source} answered with something that cannot be ${txid} (${o.detail ?? 'no detail'}); looked up again until the deadline`,
+    });
   if (o.status === 'not_found')
     return o.deadlinePassed
       ? check(name, 'MISMATCH', {
@@ -166,31 +197,48 @@ function chainCheck(input: ReconciliationInput, outcome: Outcome, role: Role): R
       actual: txid,
       detail: `awaiting the chain: the transaction is not proven to be ${txid} yet (${seen(o)})`,
     });
+  const created = Date.parse(input.creation.createdAt);
+  if (!blank(o.blockTime) && Number.isFinite(created)) {
+    const earliest = created - policy.clockAllowanceSeconds * 1000;
+    if (Date.parse(o.blockTime) < earliest)
+      return check(name, 'MISMATCH', {
+        expected: `${expected()}, mined after ${input.creation.createdAt} (less ${policy.clockAllowanceSeconds} s of clock allowance)`,
+        actual: `${txid} mined at ${o.blockTime}`,
+        detail: `the ${role} transaction predates the swap: mined at ${o.blockTime}, the swap was created at ${input.creation.createdAt} (${seen(o)})`,
+      });
+  }
   const toAddress = o.transfers.filter((t) => sameAddress(o.family, t.recipient, side.address));
   const inAsset = toAddress.filter((t) => t.asset === o.asset);
   const paid = sum(inAsset);
-  // The amount the transfers are held to: the payout, what the partner reported; the payin, what was signed.
+  // The amount the transfers are held to: the payout, what the partner reported; the payin, what was signed;
+  // the refund, the signed payin less the currency's refund network-fee allowance.
   let floor: bigint | undefined;
   let floorText = '';
   if (role === 'payout') {
     const reported = input.final.amount;
-    if (reported === null || reported === undefined || reported.trim() === '')
-      floorText = 'no reported amount: only the address and the asset are checked';
+    if (blank(reported)) floorText = 'no reported amount: only the address and the asset are checked';
     else {
       const a = atomicOf(reported, o.decimals);
       if (typeof a === 'string')
         return check(name, 'UNVERIFIABLE', { expected: expected(), actual: `${paid} paid`, detail: a });
       floor = a;
     }
-  } else if (role === 'payin') {
-    if (side.amount === undefined)
-      floorText = 'no signed source amount: only the address and the asset are checked';
-    else floor = side.amount;
+  } else if (side.amount === undefined)
+    floorText = 'no signed source amount: only the address and the asset are checked';
+  else if (role === 'payin') floor = side.amount;
+  else {
+    const allowance = policy.refundFeeAllowance[side.currency.toUpperCase()];
+    const a =
+      allowance === undefined ? 0n : atomicOf(allowance.toFixed(), o.decimals, 'the refund fee allowance');
+    if (typeof a === 'string')
+      return check(name, 'UNVERIFIABLE', { expected: expected(), actual: `${paid} paid`, detail: a });
+    floor = side.amount > a ? side.amount - a : 0n;
+    floorText = `the signed payin ${side.amount} less the refund network-fee allowance ${a}`;
   }
   const exp = expected(floor?.toString());
   const actual = `${paid.toString()} atomic units of ${expectedAsset} to ${side.address} in ${txid}`;
   if (toAddress.length === 0 || inAsset.length === 0) {
-    if (o.asset === 'native' && o.detail?.includes(CONTRACT_CALL_NOTE) && toAddress.length === 0)
+    if (o.asset === 'native' && o.contractCall && toAddress.length === 0)
       return check(name, 'UNVERIFIABLE', {
         expected: exp,
         actual,
@@ -207,6 +255,13 @@ function chainCheck(input: ReconciliationInput, outcome: Outcome, role: Role): R
           : `the ${role} transaction pays the address in another asset than ${expectedAsset}: ${elsewhere}`,
     });
   }
+  const taken = (chain.claims ?? []).filter((c) => c.role === role && c.txid === txid && c.heldBy !== null);
+  if (taken.length > 0)
+    return check(name, 'MISMATCH', {
+      expected: `${exp}, a transfer no other swap cites`,
+      actual,
+      detail: `the ${role} transaction's transfer already evidences ${[...new Set(taken.map((c) => c.heldBy))].join(', ')} (transfer ${taken.map((c) => c.transfer).join(', ')} of ${txid}, claimed first): one transfer, one claim`,
+    });
   if (floor !== undefined && paid < floor) {
     const short = (floor - paid).toString();
     return check(name, 'MISMATCH', {
@@ -216,16 +271,18 @@ function chainCheck(input: ReconciliationInput, outcome: Outcome, role: Role): R
       detail:
         role === 'payin'
           ? `short payin: the user sent ${short} atomic units less than the signed source amount (the user's shortfall, not the partner's)${memoNote}`
-          : `the payout pays ${short} atomic units less than the partner reported${memoNote}`,
+          : role === 'refund'
+            ? `short refund: the refund pays ${short} atomic units less than ${floorText}${memoNote}`
+            : `the payout pays ${short} atomic units less than the partner reported${memoNote}`,
     });
   }
   if (o.status === 'pending' || o.confirmations < o.requiredConfirmations)
     return check(name, 'UNVERIFIABLE', {
       expected: exp,
       actual,
-      detail: `awaiting the chain: ${o.confirmations} of ${o.requiredConfirmations} confirmations${
-        o.deadlinePassed ? ' (still unconfirmed after the deadline)' : ''
-      }${memoNote}`,
+      detail: o.deadlinePassed
+        ? `unconfirmed past the deadline: ${o.confirmations} of ${o.requiredConfirmations} confirmations (${seen(o)})${memoNote}`
+        : `awaiting the chain: ${o.confirmations} of ${o.requiredConfirmations} confirmations${memoNote}`,
     });
   return check(name, 'MATCHED', {
     expected: exp,
@@ -235,8 +292,104 @@ function chainCheck(input: ReconciliationInput, outcome: Outcome, role: Role): R
   });
 }
 
-/** The chain checks of a swap, in this order: chain.payin, chain.payout, chain.refund. None without evidence. */
-export function chainChecks(input: ReconciliationInput, outcome: Outcome): ReconciledCheck[] {
+/**
+ * chain.network_fee: a FINISHED swap's reported payout network fee against the fee its payout transaction
+ * spent, where that fee is in the payout's own asset (a native payout). A transaction paying several swaps (a
+ * batch) spent its fee for all: each swap claiming one of its transfers bears an equal share, fee ÷ claimants
+ * (outputs no swap claims, change or the partner's other customers, bear none: a single payout with change
+ * bears the whole fee). Compared exactly (reported × claimants against the fee); the one case where the verdict
+ * would depend on how the share rounds (the reported fee is the share rounded up) is UNVERIFIABLE.
+ * Directional: a reported fee above the share is the user's disfavour (MISMATCH); below it, the partner's.
+ */
+function networkFeeCheck(input: ReconciliationInput, outcome: Outcome): ReconciledCheck {
+  const name = 'chain.network_fee';
+  if (outcome !== 'FINISHED')
+    return check(name, 'NOT_APPLICABLE', { detail: 'only a finished swap pays a payout network fee' });
+  const chain = input.chain!;
+  const side = signedSide(input, 'payout');
+  const txid = input.final.payoutTransactionId;
+  if (blank(txid)) return check(name, 'UNVERIFIABLE', { detail: 'no payout transaction reported' });
+  if (!chain.sourced.includes(side.currency))
+    return check(name, 'UNVERIFIABLE', { actual: txid, detail: `no chain source for ${side.currency}` });
+  const o = observationOf(chain, 'payout', txid);
+  if (!o || !o.proven || (o.status !== 'found' && o.status !== 'pending'))
+    return check(name, 'UNVERIFIABLE', {
+      actual: txid,
+      detail: `awaiting the chain: the fee ${txid} spent is not known yet`,
+    });
+  if (o.asset !== 'native')
+    return check(name, 'NOT_APPLICABLE', {
+      detail: `a token payout (${o.asset}): its fee is spent in ${o.chain}'s native asset, not the payout's`,
+    });
+  if (blank(o.fee))
+    return check(name, 'UNVERIFIABLE', {
+      actual: txid,
+      detail: `the fee ${txid} spent is not known (${seen(o)})`,
+    });
+  const reportedText = input.final.payoutNetworkFees;
+  if (blank(reportedText)) return check(name, 'UNVERIFIABLE', { detail: 'no payout network fee reported' });
+  const reported = atomicOf(reportedText, o.decimals, 'the reported payout network fee');
+  if (typeof reported === 'string') return check(name, 'UNVERIFIABLE', { detail: reported });
+  const fee = BigInt(o.fee);
+  const claimants = Math.max(
+    1,
+    ...(chain.claims ?? []).filter((c) => c.role === 'payout' && c.txid === txid).map((c) => c.claimants),
+  );
+  const n = BigInt(claimants);
+  const share = claimants === 1 ? `${fee}` : `${fee} ÷ ${claimants} swaps`;
+  const expected = `at most ${share} atomic units of native ${side.currency} (the fee ${txid} spent${claimants === 1 ? '' : ', shared by the swaps it pays'})`;
+  const actual = `${reported} atomic units reported`;
+  if (reported * n <= fee)
+    return check(name, 'MATCHED', {
+      expected,
+      actual,
+      ...(reported * n < fee && fee % n === 0n ? { delta: `-${fee / n - reported}` } : {}),
+      detail:
+        reported * n === fee
+          ? `the reported payout network fee is the fee the transaction spent (${seen(o)})`
+          : `the reported payout network fee is below the fee spent: the partner's cost, not the user's (${seen(o)})`,
+    });
+  if (fee % n !== 0n && reported === fee / n + 1n)
+    return check(name, 'UNVERIFIABLE', {
+      expected,
+      actual,
+      detail: `the share ${share} is not a whole atomic unit and the reported fee is it rounded up: comparing would need rounding`,
+    });
+  return check(name, 'MISMATCH', {
+    expected,
+    actual,
+    ...(fee % n === 0n ? { delta: `+${reported - fee / n}` } : {}),
+    detail: `the partner reported a payout network fee above the fee the payout transaction spent (${share}): the user paid for more than the chain charged`,
+  });
+}
+
+/** Why a role has no chain check for the outcome, or undefined when it has one. */
+function notApplicable(input: ReconciliationInput, outcome: Outcome, role: ChainRole): string | undefined {
+  if (outcome === 'EXPIRED') return 'an expired swap moves no money: nothing to look up on a chain';
+  if (outcome === 'open') return 'the swap has not ended: its transactions are judged when it does';
+  if (outcome !== 'FINISHED' && outcome !== 'REFUNDED')
+    return `no chain rule for final status ${input.final.status}`;
+  if (!ROLES_OF[outcome].includes(role)) return `a ${outcome} swap has no ${role} transaction`;
+  return undefined;
+}
+
+/**
+ * The chain checks of a swap, in this order: chain.payin, chain.payout, chain.refund, chain.network_fee. None
+ * without evidence (no chain source configured at all).
+ */
+export function chainChecks(
+  input: ReconciliationInput,
+  outcome: Outcome,
+  policy: ChainPolicy = DEFAULT_CHAIN_POLICY,
+): ReconciledCheck[] {
   if (!input.chain) return [];
-  return (['payin', 'payout', 'refund'] as const).map((role) => chainCheck(input, outcome, role));
+  return [
+    ...ROLES.map((role) => {
+      const why = notApplicable(input, outcome, role);
+      return why === undefined
+        ? chainCheck(input, role, policy)
+        : check(`chain.${role}`, 'NOT_APPLICABLE', { detail: why });
+    }),
+    networkFeeCheck(input, outcome),
+  ];
 }

@@ -1,4 +1,4 @@
-import type { SwapReconciled } from '../events/types.ts';
+import type { ChainRole, SwapReconciled } from '../events/types.ts';
 import type { Finding, PayloadInspection } from '../payload/index.ts';
 import { assertReconciliationPolicy, FEE_KINDS, type ReconciliationPolicy } from './policy.ts';
 import {
@@ -14,7 +14,7 @@ import { amountCheck } from './amount-checks.ts';
 import { extraFeeCheck, feeCheck, feeSumCheck } from './fee-checks.ts';
 import { check, classify, MONEY_ON_EXPIRED, neverReported, readText, type Outcome } from './inputs.ts';
 import { quoteChecks } from './quote-checks.ts';
-import { chainChecks } from './chain-checks.ts';
+import { chainChecks, refundReusedHash } from './chain-checks.ts';
 
 export { EXPIRED, FINISHED, REFUNDED } from './inputs.ts';
 
@@ -89,9 +89,8 @@ function signatureCheck(inspection: PayloadInspection, createdAt: string): Recon
 // ---- transaction hashes ----
 
 type Presence = 'present' | 'absent';
-type Hash = 'payin' | 'payout' | 'refund';
 /** What each outcome's evidence is: FINISHED pays out, REFUNDED pays back, EXPIRED moves nothing. */
-const HASH_RULES: Record<'FINISHED' | 'REFUNDED' | 'EXPIRED', Record<Hash, Presence | 'n/a'>> = {
+const HASH_RULES: Record<'FINISHED' | 'REFUNDED' | 'EXPIRED', Record<ChainRole, Presence | 'n/a'>> = {
   FINISHED: { payin: 'present', payout: 'present', refund: 'n/a' },
   REFUNDED: { payin: 'present', payout: 'absent', refund: 'present' },
   EXPIRED: { payin: 'absent', payout: 'absent', refund: 'absent' },
@@ -104,7 +103,11 @@ const HASH_FIELD = {
 } as const;
 
 /** Why a ruled hash is wrong, in the outcome's words. */
-function hashProblem(which: Hash, outcome: 'FINISHED' | 'REFUNDED' | 'EXPIRED', expected: Presence): string {
+function hashProblem(
+  which: ChainRole,
+  outcome: 'FINISHED' | 'REFUNDED' | 'EXPIRED',
+  expected: Presence,
+): string {
   if (outcome === 'EXPIRED')
     return `${MONEY_ON_EXPIRED}: a ${which === 'payin' ? 'deposit (payin)' : which} transaction reported`;
   if (outcome === 'REFUNDED' && which === 'refund')
@@ -113,7 +116,7 @@ function hashProblem(which: Hash, outcome: 'FINISHED' | 'REFUNDED' | 'EXPIRED', 
   return `${outcome}: ${expected === 'present' ? 'a' : 'no'} ${which} transaction expected`;
 }
 
-function hashCheck(which: Hash, input: ReconciliationInput, outcome: Outcome): ReconciledCheck {
+function hashCheck(which: ChainRole, input: ReconciliationInput, outcome: Outcome): ReconciledCheck {
   const name = `hash.${which}`;
   const value = readText(input.final[HASH_FIELD[which]], HASH_FIELD[which]);
   const actual = value ?? 'absent';
@@ -135,6 +138,17 @@ function hashCheck(which: Hash, input: ReconciliationInput, outcome: Outcome): R
         value === undefined
           ? `no refund on a ${outcome} swap`
           : `a refund transaction reported on a ${outcome} swap (a partial refund?): shown, not judged`,
+    });
+  // A swap's own payin or payout is never its refund: judged with or without a chain source.
+  const reused =
+    which === 'refund' && outcome === 'REFUNDED' && value !== undefined
+      ? refundReusedHash(input.final)
+      : undefined;
+  if (reused)
+    return check(name, 'MISMATCH', {
+      expected: `a refund transaction other than the swap's ${reused}`,
+      actual,
+      detail: `the refund hash is the swap's own ${reused} transaction: a ${reused} is not a refund`,
     });
   if ((value !== undefined) === (expected === 'present')) return check(name, 'MATCHED', { expected, actual });
   const never = value === undefined ? neverReported(input, HASH_FIELD[which]) : undefined;
@@ -231,7 +245,8 @@ function assertConflicts(
  *  5. amount.partner_side (final amount + final network fee vs signed)
  *  6. fee.provider, fee.referral, fee.payout_network, fee.sum (directional tolerances), fee.extra
  *  7. hash.payin, hash.payout, hash.refund (each outcome's transactions)
- *  7b. chain.payin, chain.payout, chain.refund (the chain's witness: only with chain evidence, chain-checks.ts)
+ *  7b. chain.payin, chain.payout, chain.refund, chain.network_fee (the chain's witness: only with chain
+ *      evidence, chain-checks.ts)
  *  8. status.conflict (reports contradicting the final state)
  * A check that does not apply to the outcome is NOT_APPLICABLE and never counts. The verdict is the worst
  * counted check's (VERDICT_ORDER).
@@ -257,7 +272,7 @@ export function reconcileSwap(
     hashCheck('payin', input, outcome),
     hashCheck('payout', input, outcome),
     hashCheck('refund', input, outcome),
-    ...chainChecks(input, outcome),
+    ...chainChecks(input, outcome, policy.chain),
     conflictCheck(input),
   ];
   return { verdict: worstVerdict(checks.map((c) => c.verdict)), checks };

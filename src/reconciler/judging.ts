@@ -9,6 +9,7 @@ import type { SwapRef } from '../swap/ref.ts';
 import { toSwapReconciled } from './checks.ts';
 import { creationFactsFromSwapCreated, finalReportFromSwapRow, inspectAndReconcile } from './facts.ts';
 import {
+  DEFAULT_CHAIN_POLICY,
   DEFAULT_QUOTE_BANDS,
   FEE_CHECK_KINDS,
   type FeeCheckKind,
@@ -186,12 +187,25 @@ export async function judgeChunk(
 /** A policy as plain text (its tolerances are Decimals, which a thread's message would strip). */
 export type PolicyText = Partial<
   Record<FeeCheckKind, Record<'favour' | 'disfavour', { absolute: string; relative: string }>>
-> & { quote: { fixed: string; float: string } };
+> & {
+  quote: { fixed: string; float: string };
+  chain?: { clockAllowanceSeconds: number; refundFeeAllowance: Record<string, string> };
+};
 
 export function policyToText(policy: ReconciliationPolicy): PolicyText {
   const quote = policy.quote ?? DEFAULT_QUOTE_BANDS;
+  const chain = policy.chain ?? DEFAULT_CHAIN_POLICY;
   return Object.fromEntries([
     ['quote', { fixed: quote.fixed.toFixed(), float: quote.float.toFixed() }],
+    [
+      'chain',
+      {
+        clockAllowanceSeconds: chain.clockAllowanceSeconds,
+        refundFeeAllowance: Object.fromEntries(
+          Object.entries(chain.refundFeeAllowance).map(([c, d]) => [c, d.toFixed()]),
+        ),
+      },
+    ],
     ...FEE_CHECK_KINDS.map((k) => {
       const t = policy.fees[k];
       const side = (s: typeof t.favour) => ({
@@ -217,5 +231,15 @@ export function policyFromText(text: PolicyText): ReconciliationPolicy {
       ),
     ) as ReconciliationPolicy['fees'],
     quote: Object.freeze({ fixed: new Decimal(text.quote.fixed), float: new Decimal(text.quote.float) }),
+    chain: text.chain
+      ? Object.freeze({
+          clockAllowanceSeconds: text.chain.clockAllowanceSeconds,
+          refundFeeAllowance: Object.freeze(
+            Object.fromEntries(
+              Object.entries(text.chain.refundFeeAllowance).map(([c, d]) => [c, new Decimal(d)]),
+            ),
+          ),
+        })
+      : DEFAULT_CHAIN_POLICY,
   });
 }

@@ -116,6 +116,25 @@ export function createReconcilerMetrics(metrics: MetricsRegistry, projection: pg
       }
     },
   );
+  metrics.gauge(
+    'swap_ledger_chain_evidence_unreliable',
+    'Reported transactions past their chain deadline whose source refused to be believed (source_unreliable) or that are still unconfirmed (unconfirmed_past_deadline): their chain checks stay UNVERIFIABLE',
+    ['reason'],
+    async function () {
+      try {
+        const r = await projection.query<{ refused: number; unconfirmed: number }>(
+          `select count(*) filter (where status = 'refused')::int as refused,
+                  count(*) filter (where status in ('found', 'pending')
+                                     and confirmations < required_confirmations)::int as unconfirmed
+             from chain_observations where deadline_passed`,
+        );
+        this.set({ reason: 'source_unreliable' }, r.rows[0]!.refused);
+        this.set({ reason: 'unconfirmed_past_deadline' }, r.rows[0]!.unconfirmed);
+      } catch {
+        /* keep the last value */
+      }
+    },
+  );
   return {
     /** For ReconcilerOptions.onVerdict: observes final -> verdict from the swap's final_at, read with it. */
     onVerdict(v: RecordedVerdict): void {

@@ -44,11 +44,36 @@ export interface QuoteBands {
   readonly float: Decimal;
 }
 
+/** What the chain checks allow (chain-checks.ts). */
+export interface ChainPolicy {
+  /**
+   * How far a block's time may stand before the swap's creation and its transfer still be the swap's: block
+   * timestamps are set by miners (Bitcoin accepts one up to two hours ahead of the network's time) and the
+   * partner's createdAt by its clock. Whole seconds, 0 or more.
+   */
+  readonly clockAllowanceSeconds: number;
+  /**
+   * By platform currency id (upper case): how much less than the payin a refund may pay, the refund's own
+   * network fee, in the currency's units. A currency without one: the refund must pay back the whole payin.
+   */
+  readonly refundFeeAllowance: Readonly<Record<string, Decimal>>;
+}
+
 export interface ReconciliationPolicy {
   readonly fees: Readonly<Record<FeeCheckKind, DirectionalTolerance>>;
   /** Absent: DEFAULT_QUOTE_BANDS. */
   readonly quote?: QuoteBands | undefined;
+  /** Absent: DEFAULT_CHAIN_POLICY. */
+  readonly chain?: ChainPolicy | undefined;
 }
+
+export const DEFAULT_CHAIN_POLICY: ChainPolicy = Object.freeze({
+  clockAllowanceSeconds: 7200,
+  refundFeeAllowance: Object.freeze({}),
+});
+const CHAIN_CLOCK_KEY = 'RECONCILE_CHAIN_CLOCK_ALLOWANCE_SECONDS';
+/** Followed by the platform currency id: RECONCILE_REFUND_FEE_ALLOWANCE_BTC=0.0002. */
+export const REFUND_FEE_ALLOWANCE_PREFIX = 'RECONCILE_REFUND_FEE_ALLOWANCE_';
 
 export const DEFAULT_QUOTE_BANDS: QuoteBands = Object.freeze({
   fixed: new Decimal(0),
@@ -136,6 +161,14 @@ export const RECONCILIATION_POLICY_KEYS: Readonly<Record<string, string>> = Obje
       QUOTE_BAND_KEYS.float,
       `the same for a float swap, whose quote is an estimate (default ${DEFAULT_QUOTE_BANDS.float.toFixed()})`,
     ],
+    [
+      CHAIN_CLOCK_KEY,
+      `whole seconds a transfer's block time may precede the swap's creation before it is "predates the swap" (default ${DEFAULT_CHAIN_POLICY.clockAllowanceSeconds}: miners' clocks may run two hours ahead)`,
+    ],
+    [
+      `${REFUND_FEE_ALLOWANCE_PREFIX}<CURRENCY>`,
+      'how much less than the payin a refund of that platform currency may pay (its network fee), in its units (default 0: the whole payin)',
+    ],
   ]),
 );
 
@@ -207,7 +240,8 @@ export function parseReconciliationPolicy(
     if (
       key.startsWith(PREFIX) &&
       !(key in RECONCILIATION_POLICY_KEYS) &&
-      !(key in RETIRED_RECONCILIATION_POLICY_KEYS)
+      !(key in RETIRED_RECONCILIATION_POLICY_KEYS) &&
+      !(key.startsWith(REFUND_FEE_ALLOWANCE_PREFIX) && key.length > REFUND_FEE_ALLOWANCE_PREFIX.length)
     )
       problems.push(`${key}: unknown reconciliation key`);
 
@@ -234,8 +268,33 @@ export function parseReconciliationPolicy(
     fixed: read(QUOTE_BAND_KEYS.fixed, 'relative') ?? DEFAULT_QUOTE_BANDS.fixed,
     float: read(QUOTE_BAND_KEYS.float, 'relative') ?? DEFAULT_QUOTE_BANDS.float,
   });
+  const chain = Object.freeze({
+    clockAllowanceSeconds: readSeconds(values[CHAIN_CLOCK_KEY], CHAIN_CLOCK_KEY, problems),
+    refundFeeAllowance: Object.freeze(
+      Object.fromEntries(
+        Object.keys(values)
+          .filter(
+            (k) => k.startsWith(REFUND_FEE_ALLOWANCE_PREFIX) && k.length > REFUND_FEE_ALLOWANCE_PREFIX.length,
+          )
+          .map(
+            (k) => [k.slice(REFUND_FEE_ALLOWANCE_PREFIX.length).toUpperCase(), read(k, 'absolute')] as const,
+          )
+          .filter((e): e is readonly [string, Decimal] => e[1] !== undefined),
+      ),
+    ),
+  });
   if (problems.length > 0) throw new ReconciliationPolicyError(problems);
-  return Object.freeze({ fees: Object.freeze(fees), quote });
+  return Object.freeze({ fees: Object.freeze(fees), quote, chain });
+}
+
+function readSeconds(raw: string | undefined, key: string, problems: string[]): number {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_CHAIN_POLICY.clockAllowanceSeconds;
+  const text = raw.trim();
+  if (!/^\d{1,9}$/.test(text)) {
+    problems.push(`${key}: "${raw}" is not a whole number of seconds`);
+    return DEFAULT_CHAIN_POLICY.clockAllowanceSeconds;
+  }
+  return Number(text);
 }
 
 /** Refuses a policy built in code with a missing, negative, non-Decimal or out-of-range tolerance. */
@@ -264,5 +323,14 @@ export function assertReconciliationPolicy(policy: ReconciliationPolicy): void {
       const problem = problemOf(policy.quote[method], 'relative');
       if (problem) problems.push(`quote.${method}: ${problem}`);
     }
+  if (policy?.chain !== undefined) {
+    const s = policy.chain.clockAllowanceSeconds;
+    if (!Number.isSafeInteger(s) || s < 0)
+      problems.push(`chain.clockAllowanceSeconds: ${s} is not whole seconds`);
+    for (const [currency, allowance] of Object.entries(policy.chain.refundFeeAllowance ?? {})) {
+      const problem = problemOf(allowance, 'absolute');
+      if (problem) problems.push(`chain.refundFeeAllowance.${currency}: ${problem}`);
+    }
+  }
   if (problems.length > 0) throw new ReconciliationPolicyError(problems);
 }

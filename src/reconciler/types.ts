@@ -173,7 +173,7 @@ export interface ChainObservation {
   readonly currency: string;
   readonly chain: string;
   readonly family: string;
-  /** found | pending | not_found | reverted */
+  /** found | pending | not_found | reverted | refused */
   readonly status: string;
   readonly confirmations: number;
   readonly requiredConfirmations: number;
@@ -188,6 +188,24 @@ export interface ChainObservation {
   readonly observedAt: string;
   readonly detail: string | null;
   readonly eventId: string;
+  /** ISO-8601 UTC time of the mining block; null until mined or in older observations. */
+  readonly blockTime?: string | null | undefined;
+  /** Fee the transaction spent, atomic units of the chain's native asset; null when not known. */
+  readonly fee?: string | null | undefined;
+  /** EVM: a contract call (its internal native value moves are not visible). */
+  readonly contractCall?: boolean | undefined;
+}
+
+/** A claim of the swap on one transfer of a transaction it reported (chain_claims): one transfer, one claim. */
+export interface ChainClaim {
+  readonly role: string;
+  readonly txid: string;
+  /** The transfer's index, 'native', or asset>recipient (src/swap/chain-transfer.ts transferKey). */
+  readonly transfer: string;
+  /** Another (swap, role) holding the transfer by an earlier claim, as `provider/swapId (role)`; null: this one. */
+  readonly heldBy: string | null;
+  /** How many (swap, role) claim transfers of the same transaction: the swaps its fee is shared by. */
+  readonly claimants: number;
 }
 
 /** The chain evidence of one swap, read for its judgement (chain-load.ts). */
@@ -198,6 +216,8 @@ export interface ChainEvidence {
   readonly memos?: readonly string[] | undefined;
   /** Oldest first: the latest of a (role, txid) is its evidence. */
   readonly observations: readonly ChainObservation[];
+  /** The swap's claims on transfers; absent: none recorded. */
+  readonly claims?: readonly ChainClaim[] | undefined;
 }
 
 /**

@@ -3,7 +3,12 @@ import { reconcileSwap } from '../../src/reconciler/checks.ts';
 import { chainChecks, sameAddress } from '../../src/reconciler/chain-checks.ts';
 import { classify } from '../../src/reconciler/inputs.ts';
 import type { ChainEvidence, ChainObservation, ReconciliationInput } from '../../src/reconciler/types.ts';
-import { DEFAULT_RECONCILIATION_POLICY } from '../../src/reconciler/policy.ts';
+import { Decimal } from '../../src/money/decimal.ts';
+import {
+  DEFAULT_CHAIN_POLICY,
+  DEFAULT_RECONCILIATION_POLICY,
+  type ChainPolicy,
+} from '../../src/reconciler/policy.ts';
 import { BASE_FINAL, BASE_REQUEST, BASE_CREATION, input, type Change } from '../reconciler/support.ts';
 
 const PAYOUT = BASE_FINAL.payoutTransactionId!;
@@ -56,12 +61,13 @@ function judged(
   observations: ChainObservation[],
   change: Change = {},
   evidence: Partial<ChainEvidence> = {},
+  policy: ChainPolicy = DEFAULT_CHAIN_POLICY,
 ) {
   const i: ReconciliationInput = {
     ...input(change),
     chain: { sourced: ['ETH', 'BTC'], observations, ...evidence },
   };
-  const checks = chainChecks(i, classify(i.final.status, i.final.final, i.final.statusClass));
+  const checks = chainChecks(i, classify(i.final.status, i.final.final, i.final.statusClass), policy);
   return Object.fromEntries(checks.map((c) => [c.name, c]));
 }
 
@@ -194,7 +200,9 @@ describe('chain checks (pure)', () => {
       payoutTransactionId: null,
       refundTransactionId: refundTx,
     };
-    const c = judged([payin(), refund], { final });
+    const c = judged([payin(), { ...refund, transfers: [{ ...refund.transfers[0]!, amount: '5000000' }] }], {
+      final,
+    });
     expect(c['chain.refund']!.verdict).toBe('MATCHED');
     expect(c['chain.payout']!.verdict).toBe('NOT_APPLICABLE');
     const elsewhere = judged(
@@ -222,6 +230,7 @@ describe('chain checks (pure)', () => {
       'NOT_APPLICABLE',
       'NOT_APPLICABLE',
       'NOT_APPLICABLE',
+      'NOT_APPLICABLE',
     ]);
   });
 
@@ -234,8 +243,11 @@ describe('chain checks (pure)', () => {
   });
 
   it('a contract call that moved no visible native value: UNVERIFIABLE, not a MISMATCH', () => {
-    const c = judged([observation({ transfers: [], detail: 'a contract call' })]);
+    const c = judged([observation({ transfers: [], contractCall: true })]);
     expect(c['chain.payout']!.verdict).toBe('UNVERIFIABLE');
+    // Not a contract call (the field, not a note in the detail): a payout paying nothing to the user.
+    const plain = judged([observation({ transfers: [], detail: 'a contract call' })]);
+    expect(plain['chain.payout']!.verdict).toBe('MISMATCH');
   });
 
   it('an amount finer than the unit is UNVERIFIABLE, never rounded', () => {
@@ -273,5 +285,152 @@ describe('chain checks (pure)', () => {
     expect(
       sameAddress('utxo', '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', '1bvbmseystwetqtfn5au4m4gfg7xjanvn2'),
     ).toBe(false);
+  });
+
+  describe('one transfer, one claim', () => {
+    const claim = (heldBy: string | null, claimants = 1) => ({
+      role: 'payout',
+      txid: PAYOUT,
+      transfer: 'native',
+      heldBy,
+      claimants,
+    });
+    it('a transfer another swap claimed first: MISMATCH "already evidences" naming it', () => {
+      const c = judged([observation()], {}, { claims: [claim('partner-a/first (payout)')] });
+      expect(c['chain.payout']!.verdict).toBe('MISMATCH');
+      expect(c['chain.payout']!.detail).toMatch(/already evidences partner-a\/first \(payout\)/);
+    });
+    it('the transfer this swap holds (a batch payout: others hold other outputs): MATCHED', () => {
+      const c = judged([observation()], {}, { claims: [claim(null, 3)] });
+      expect(c['chain.payout']!.verdict).toBe('MATCHED');
+    });
+  });
+
+  describe('a transfer older than the swap', () => {
+    // BASE_CREATION.createdAt is 2026-11-22T12:20:00Z; the allowance defaults to 7200 s.
+    it('mined before the creation less the clock allowance: MISMATCH "predates the swap"', () => {
+      const c = judged([observation({ blockTime: '2026-11-22T10:19:59.000Z' })]);
+      expect(c['chain.payout']!.verdict).toBe('MISMATCH');
+      expect(c['chain.payout']!.detail).toMatch(/predates the swap/);
+    });
+    it('within the allowance, or after the creation, or not yet mined: judged as before', () => {
+      for (const blockTime of ['2026-11-22T10:20:00.000Z', '2026-11-22T13:00:00.000Z', null])
+        expect(judged([observation({ blockTime })])['chain.payout']!.verdict).toBe('MATCHED');
+    });
+    it('the allowance is a setting', () => {
+      const strict = { ...DEFAULT_CHAIN_POLICY, clockAllowanceSeconds: 0 };
+      const c = judged([observation({ blockTime: '2026-11-22T12:19:59.000Z' })], {}, {}, strict);
+      expect(c['chain.payout']!.verdict).toBe('MISMATCH');
+    });
+  });
+
+  describe('refunds', () => {
+    const refundTx = 'bb'.repeat(32);
+    const final = {
+      status: 'REFUNDED',
+      amount: null,
+      payoutTransactionId: null,
+      refundTransactionId: refundTx,
+    };
+    const refund = (amount: string) =>
+      payin({
+        role: 'refund',
+        txid: refundTx,
+        transfers: [{ asset: 'native', recipient: BASE_REQUEST.refundAddress, amount }],
+      });
+    it('a dust refund (546 satoshi against the 0.05 BTC payin): MISMATCH, short refund', () => {
+      const c = judged([payin(), refund('546')], { final });
+      expect(c['chain.refund']!.verdict).toBe('MISMATCH');
+      expect(c['chain.refund']!.delta).toBe('-4999454');
+      expect(c['chain.refund']!.detail).toMatch(/short refund/);
+    });
+    it('the payin less the currency refund network-fee allowance: MATCHED; below it: MISMATCH', () => {
+      const policy = { ...DEFAULT_CHAIN_POLICY, refundFeeAllowance: { BTC: new Decimal('0.0001') } };
+      expect(judged([payin(), refund('4990000')], { final }, {}, policy)['chain.refund']!.verdict).toBe(
+        'MATCHED',
+      );
+      expect(judged([payin(), refund('4989999')], { final }, {}, policy)['chain.refund']!.verdict).toBe(
+        'MISMATCH',
+      );
+    });
+    it("a refund hash that is the swap's payin hash: MISMATCH, in hash.refund even without a chain source", () => {
+      const reused = { ...final, refundTransactionId: PAYIN };
+      expect(judged([payin()], { final: reused })['chain.refund']!.verdict).toBe('MISMATCH');
+      const noSource = reconcileSwap(input({ final: reused }), DEFAULT_RECONCILIATION_POLICY);
+      const hash = noSource.checks.find((x) => x.name === 'hash.refund')!;
+      expect(hash.verdict).toBe('MISMATCH');
+      expect(hash.detail).toMatch(/payin transaction: a payin is not a refund/);
+      expect(noSource.verdict).toBe('MISMATCH');
+    });
+  });
+
+  describe('sources held to account', () => {
+    it('a refused answer before the deadline: UNVERIFIABLE awaiting; past it: "source unreliable"', () => {
+      const refused = { status: 'refused', transfers: [], detail: 'the bytes hash to another txid' };
+      const before = judged([observation(refused)]);
+      expect(before['chain.payout']!.verdict).toBe('UNVERIFIABLE');
+      expect(before['chain.payout']!.detail).toMatch(/^awaiting the chain/);
+      const after = judged([observation({ ...refused, deadlinePassed: true })]);
+      expect(after['chain.payout']!.verdict).toBe('UNVERIFIABLE');
+      expect(after['chain.payout']!.detail).toMatch(/^source unreliable: .*the bytes hash to another txid/);
+    });
+    it('unconfirmed at the deadline: UNVERIFIABLE "unconfirmed past the deadline"', () => {
+      const c = judged([observation({ status: 'pending', confirmations: 1, deadlinePassed: true })]);
+      expect(c['chain.payout']!.verdict).toBe('UNVERIFIABLE');
+      expect(c['chain.payout']!.detail).toMatch(/^unconfirmed past the deadline: 1 of 12/);
+    });
+  });
+
+  describe('chain.network_fee', () => {
+    // BASE_FINAL reports a payout network fee of 0.00042 ETH = 420000000000000 wei.
+    const FEE = 420000000000000n;
+    const fee = (c: Record<string, { verdict: string; detail?: string | null; delta?: string | null }>) =>
+      c['chain.network_fee']!;
+    it('the reported fee equal to the fee spent: MATCHED; above it: MISMATCH (the user paid more)', () => {
+      expect(fee(judged([observation({ fee: FEE.toString() })])).verdict).toBe('MATCHED');
+      const above = fee(judged([observation({ fee: (FEE - 1000n).toString() })]));
+      expect(above.verdict).toBe('MISMATCH');
+      expect(above.delta).toBe('+1000');
+    });
+    it('below the fee spent: the partner paid it, MATCHED', () => {
+      expect(fee(judged([observation({ fee: (FEE + 1n).toString() })])).verdict).toBe('MATCHED');
+    });
+    it('a batch payout: the fee shared by the swaps claiming its transfers; a share needing rounding: UNVERIFIABLE', () => {
+      const claims = (claimants: number) => ({
+        claims: [{ role: 'payout', txid: PAYOUT, transfer: '0', heldBy: null, claimants }],
+      });
+      expect(fee(judged([observation({ fee: (FEE * 3n).toString() })], {}, claims(3))).verdict).toBe(
+        'MATCHED',
+      );
+      expect(fee(judged([observation({ fee: (FEE * 3n - 3n).toString() })], {}, claims(3))).verdict).toBe(
+        'MISMATCH',
+      );
+      // fee = 3 × FEE − 1: the share is FEE − 1/3, which the reported FEE rounds up.
+      expect(fee(judged([observation({ fee: (FEE * 3n - 1n).toString() })], {}, claims(3))).verdict).toBe(
+        'UNVERIFIABLE',
+      );
+    });
+    it('NOT_APPLICABLE for a token payout and a swap not FINISHED; UNVERIFIABLE when the fee is unknown', () => {
+      const token = observation({
+        asset: '0xdac17f958d2ee523a2206206994597c13d831ec7',
+        fee: '1',
+        transfers: [
+          {
+            asset: '0xdac17f958d2ee523a2206206994597c13d831ec7',
+            recipient: USER,
+            amount: REPORTED.toString(),
+          },
+        ],
+      });
+      expect(fee(judged([token])).verdict).toBe('NOT_APPLICABLE');
+      const refunded = {
+        status: 'REFUNDED',
+        amount: null,
+        payoutTransactionId: null,
+        refundTransactionId: 'r',
+      };
+      expect(fee(judged([observation({ fee: '1' })], { final: refunded })).verdict).toBe('NOT_APPLICABLE');
+      expect(fee(judged([observation()])).verdict).toBe('UNVERIFIABLE');
+    });
   });
 });

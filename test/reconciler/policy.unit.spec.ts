@@ -47,9 +47,11 @@ describe('reconciliation policy', () => {
     expect(text(parseReconciliationPolicy({}))).toEqual(text(DEFAULT_RECONCILIATION_POLICY));
   });
 
-  it('names twenty directional keys and two quote bands, each documented', () => {
+  it('names twenty directional keys, two quote bands and two chain settings, each documented', () => {
     const keys = Object.keys(RECONCILIATION_POLICY_KEYS);
-    expect(keys).toHaveLength(22);
+    expect(keys).toHaveLength(24);
+    expect(keys).toContain('RECONCILE_CHAIN_CLOCK_ALLOWANCE_SECONDS');
+    expect(keys).toContain('RECONCILE_REFUND_FEE_ALLOWANCE_<CURRENCY>');
     expect(keys).toContain('RECONCILE_QUOTE_FIXED_BAND');
     expect(keys).toContain('RECONCILE_QUOTE_FLOAT_BAND');
     for (const direction of ['FAVOUR', 'DISFAVOUR'])
@@ -61,6 +63,27 @@ describe('reconciliation policy', () => {
     for (const doc of Object.values(RECONCILIATION_POLICY_KEYS)) expect(doc.length).toBeGreaterThan(20);
     expect(RECONCILIATION_POLICY_KEYS.RECONCILE_FEE_DISFAVOUR_TOLERANCE_RELATIVE).toContain(
       "platform's disfavour",
+    );
+  });
+
+  it('reads the chain settings: the clock allowance in whole seconds and each currency refund fee allowance', () => {
+    expect(parseReconciliationPolicy({}).chain).toEqual({
+      clockAllowanceSeconds: 7200,
+      refundFeeAllowance: {},
+    });
+    const p = parseReconciliationPolicy({
+      RECONCILE_CHAIN_CLOCK_ALLOWANCE_SECONDS: '600',
+      RECONCILE_REFUND_FEE_ALLOWANCE_btc: '0.0002',
+    });
+    expect(p.chain!.clockAllowanceSeconds).toBe(600);
+    expect(p.chain!.refundFeeAllowance['BTC']!.toFixed()).toBe('0.0002');
+    expect(() =>
+      parseReconciliationPolicy({
+        RECONCILE_CHAIN_CLOCK_ALLOWANCE_SECONDS: '1.5',
+        RECONCILE_REFUND_FEE_ALLOWANCE_ETH: '-1',
+      }),
+    ).toThrow(
+      /RECONCILE_CHAIN_CLOCK_ALLOWANCE_SECONDS: "1.5" is not a whole number[\s\S]*RECONCILE_REFUND_FEE_ALLOWANCE_ETH: -1 is negative/,
     );
   });
 

@@ -382,7 +382,7 @@ export const chainObservations = pgTable(
     currency: text('currency').notNull(),
     chain: text('chain').notNull(),
     family: text('family').notNull(),
-    /** found | pending | not_found | reverted */
+    /** found | pending | not_found | reverted | refused */
     status: text('status').notNull(),
     confirmations: integer('confirmations').notNull(),
     requiredConfirmations: integer('required_confirmations').notNull(),
@@ -390,7 +390,7 @@ export const chainObservations = pgTable(
     blockHash: text('block_hash'),
     asset: text('asset').notNull(),
     decimals: integer('decimals').notNull(),
-    /** [{ asset, recipient, amount }], amounts as atomic-unit decimal text. */
+    /** [{ asset, recipient, amount, index }], amounts as atomic-unit decimal text. */
     transfers: jsonb('transfers').notNull(),
     source: text('source').notNull(),
     proven: boolean('proven').notNull(),
@@ -398,6 +398,12 @@ export const chainObservations = pgTable(
     observedAt: ts('observed_at').notNull(),
     detail: text('detail'),
     recordedAt: ts('recorded_at').notNull(),
+    /** The mining block's time; null until mined or in observations recorded before it was. */
+    blockTime: ts('block_time'),
+    /** Fee the transaction spent, atomic units of the chain's native asset; null when not known. */
+    fee: atomic('fee'),
+    /** EVM: a contract call (internal native value moves are not visible). */
+    contractCall: boolean('contract_call').notNull().default(false),
   },
   (t) => [
     primaryKey({
@@ -405,6 +411,42 @@ export const chainObservations = pgTable(
       name: 'chain_observations_pkey',
     }),
     check('chain_observations_role_chk', sql`${t.role} in ('payin', 'payout', 'refund')`),
-    check('chain_observations_status_chk', sql`${t.status} in ('found', 'pending', 'not_found', 'reverted')`),
+    check(
+      'chain_observations_status_chk',
+      sql`${t.status} in ('found', 'pending', 'not_found', 'reverted', 'refused')`,
+    ),
+  ],
+);
+
+/**
+ * One transfer, one claim (DESIGN "The chain is the last witness"): each transfer of a chain transaction
+ * (its output or log index) that a swap's observed transaction pays to the swap's address for the role, one
+ * row per (transfer, swap, role), written once by the first observation that saw it. The holder of a transfer
+ * is its claim with the earliest event id (UUIDv7, set once by the watcher): two swaps' events sit in
+ * different partitions, whose interleaving a replay does not keep, so the id is the order a replay rebuilds.
+ */
+export const chainClaims = pgTable(
+  'chain_claims',
+  {
+    chain: text('chain').notNull(),
+    txid: text('txid').notNull(),
+    /** The transfer's index as text, 'native' (an EVM transaction's own value) or, without an index, asset>recipient. */
+    transfer: text('transfer').notNull(),
+    providerId: text('provider_id').notNull(),
+    swapId: text('swap_id').notNull(),
+    role: text('role').notNull(),
+    /** The observation that first claimed it. */
+    eventId: uuid('event_id').notNull(),
+    asset: text('asset').notNull(),
+    recipient: text('recipient').notNull(),
+    amount: atomic('amount').notNull(),
+  },
+  (t) => [
+    primaryKey({
+      columns: [t.chain, t.txid, t.transfer, t.providerId, t.swapId, t.role],
+      name: 'chain_claims_pkey',
+    }),
+    index('chain_claims_swap_idx').on(t.providerId, t.swapId),
+    check('chain_claims_role_chk', sql`${t.role} in ('payin', 'payout', 'refund')`),
   ],
 );
