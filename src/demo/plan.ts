@@ -12,7 +12,15 @@ export interface DemoSwap {
   readonly fault?: SwapFault;
   /** A float swap the wallet sends without a quote: the gateway asks the partner for one. */
   readonly withoutQuote?: true;
+  /**
+   * 'payout-predates-swap': at the demo's start the partner pays the user's payout address this much of the
+   * target currency outside any swap (payAhead); the swap, made past the clock allowance, reports it.
+   */
+  readonly payAhead?: string;
 }
+
+/** The reconciler's clock allowance `up` sets for the demo chains, mined on this machine's clock. */
+export const DEMO_CLOCK_ALLOWANCE_SECONDS = 5;
 
 /**
  * The first minute: every final status and a few mismatches, in several currencies, fixed and float. The
@@ -89,6 +97,31 @@ export const FIRST_WAVE: readonly DemoSwap[] = [
     outcome: 'FINISHED',
     fault: 'payout-wrong-address',
   },
+  // One transfer, one claim: the payout the partner reports is the first swap's (the same pair and amount, to
+  // the same user address): chain.payout MISMATCH "already evidences" the first swap.
+  {
+    method: 'fixed',
+    from: 'btc',
+    to: 'eth',
+    amount: '0.01',
+    outcome: 'FINISHED',
+    fault: 'payout-claimed-twice',
+  },
+  // A payout to the right address, in BTC, of more than the amount, made at the demo's start: chain.payout
+  // MISMATCH "predates the swap".
+  {
+    method: 'fixed',
+    from: 'eth',
+    to: 'btc',
+    amount: '0.5',
+    outcome: 'FINISHED',
+    fault: 'payout-predates-swap',
+    payAhead: '1',
+  },
+  // A refund of a thousandth of the payin (chain.refund MISMATCH, a short refund), and a refund whose hash is
+  // the payin's (hash.refund and chain.refund MISMATCH).
+  { method: 'fixed', from: 'ltc', to: 'eth', amount: '2', outcome: 'REFUNDED', fault: 'refund-dust' },
+  { method: 'fixed', from: 'eth', to: 'btc', amount: '0.5', outcome: 'REFUNDED', fault: 'refund-is-payin' },
 ];
 
 const AMOUNTS: Readonly<Record<string, string>> = {

@@ -5,7 +5,7 @@ import type { Logger } from '../observability/log.ts';
 import { seededRandom, startPartnerSimulator, type PartnerSimulator } from '../simulator/index.ts';
 import { demoChainUrls } from './chain.ts';
 import type { DemoChainPayer } from './payer.ts';
-import { FIRST_WAVE, nextDemoSwap, stepsOf, type DemoSwap } from './plan.ts';
+import { DEMO_CLOCK_ALLOWANCE_SECONDS, FIRST_WAVE, nextDemoSwap, stepsOf, type DemoSwap } from './plan.ts';
 
 /** Addresses of the demo user, per partner currency id (valid ones: the demo chains pay them). */
 const ADDRESSES: Readonly<Record<string, string>> = {
@@ -34,6 +34,8 @@ export interface DemoOptions {
   readonly seed?: number;
   /** The demo chains' URLs (DEMO_EVM_RPC_URL…) when `up` runs them: payins, payouts and refunds are made there. */
   readonly chainUrls?: Record<string, string>;
+  /** The reconciler's clock allowance: a 'payout-predates-swap' swap is made past it after its transfer. */
+  readonly clockAllowanceSeconds?: number;
 }
 
 export interface RunningDemo {
@@ -58,6 +60,11 @@ export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoOptions {
     walletKey: need('DEMO_WALLET_KEY'),
     intervalMs: Number(env.DEMO_INTERVAL_MS ?? 4000),
     stepMs: Number(env.DEMO_STEP_MS ?? 2500),
+    clockAllowanceSeconds: Number(
+      env.DEMO_CLOCK_ALLOWANCE_SECONDS ??
+        env.RECONCILE_CHAIN_CLOCK_ALLOWANCE_SECONDS ??
+        DEMO_CLOCK_ALLOWANCE_SECONDS,
+    ),
     ...(env.DEMO_EVM_PORT && env.DEMO_ESPLORA_PORT
       ? {
           chainUrls: demoChainUrls({
@@ -188,12 +195,35 @@ export async function startDemo(options: DemoOptions, logger: Logger): Promise<R
       if (ready?.status === 200 && chainReady) break;
       await delay(1000, undefined, { signal: stopping.signal }).catch(() => undefined);
     }
+    // The transfers the 'payout-predates-swap' swaps report, made before those swaps exist.
+    let paidAheadAt: number | undefined;
+    if (payer)
+      for (const swap of FIRST_WAVE.filter((s) => s.payAhead !== undefined)) {
+        const hash = await simulator
+          .payAhead(swap.to, ADDRESSES[swap.to]!, swap.payAhead!)
+          .catch((e: Error) => logger.warn({ err: e }, 'demo payment ahead of a swap failed'));
+        if (hash) paidAheadAt = Date.now();
+      }
+    const allowanceMs = (options.clockAllowanceSeconds ?? DEMO_CLOCK_ALLOWANCE_SECONDS) * 1000;
     let made = 0;
     while (!stopping.signal.aborted) {
       const swap = made < FIRST_WAVE.length ? FIRST_WAVE[made]! : nextDemoSwap(random);
-      await make(swap).catch((e: Error) => {
-        if (!stopping.signal.aborted) logger.warn({ err: e.message }, 'demo swap failed');
-      });
+      const makeIt = () =>
+        make(swap).catch((e: Error) => {
+          if (!stopping.signal.aborted) logger.warn({ err: e.message }, 'demo swap failed');
+        });
+      // A swap reporting the transfer made ahead is created past the clock allowance (and a second of the
+      // block time's rounding) after it, without holding up the others.
+      const notBefore =
+        swap.payAhead !== undefined && paidAheadAt !== undefined ? paidAheadAt + allowanceMs + 1000 : 0;
+      if (Date.now() >= notBefore) await makeIt();
+      else {
+        const t = setTimeout(() => {
+          timers.delete(t);
+          if (!stopping.signal.aborted) void makeIt();
+        }, notBefore - Date.now());
+        timers.add(t);
+      }
       made++;
       const wait = made < FIRST_WAVE.length ? 300 : options.intervalMs;
       await delay(wait, undefined, { signal: stopping.signal }).catch(() => undefined);

@@ -119,6 +119,8 @@ export const FINAL_STATUS_FAULTS = [
   'refund-without-refund-hash',
   /** EXPIRED: a deposit (payin transaction) reported, the swap staying EXPIRED (money moved). */
   'deposit-after-expiry',
+  /** REFUNDED: the refund hash reported is the swap's own payin hash (no refund is made). */
+  'refund-is-payin',
 ] as const;
 export type FinalStatusFault = (typeof FINAL_STATUS_FAULTS)[number];
 
@@ -129,6 +131,18 @@ export type FinalStatusFault = (typeof FINAL_STATUS_FAULTS)[number];
 export const CHAIN_FAULTS = [
   /** The payout transaction pays another address than the user's; the partner reports it all the same. */
   'payout-wrong-address',
+  /**
+   * No payout is made: the partner reports the payout transaction of an earlier swap of its own that paid the
+   * same address in the same currency (the same transfer, cited twice). Paid normally when there is none.
+   */
+  'payout-claimed-twice',
+  /**
+   * No payout is made: the partner reports a transfer it made before the swap was created (payAhead) to the
+   * same address, in the same currency, of at least the amount. Paid normally when there is none.
+   */
+  'payout-predates-swap',
+  /** REFUNDED: the refund transaction pays the refund address a thousandth of the payin (dust). */
+  'refund-dust',
 ] as const;
 export type ChainFault = (typeof CHAIN_FAULTS)[number];
 

@@ -162,6 +162,10 @@ export function applyFinalFaults(swap: SwapState): void {
       case 'deposit-after-expiry':
         if (swap.like === 'EXPIRED') f.payinTransactionId ??= txHash(isEvm(swap.from));
         break;
+      case 'refund-is-payin':
+        if (swap.like === 'REFUNDED' && f.payinTransactionId !== undefined)
+          f.payoutTransactionId = f.payinTransactionId;
+        break;
     }
   }
 }

@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PartnerKey } from '../payload/index.ts';
-import type { PartnerOperation, StatusWebhookRequest } from '../partner/types.ts';
+import type { DecimalText, PartnerOperation, StatusWebhookRequest } from '../partner/types.ts';
 import { wireCurrency, wirePair, type SimCurrency, type SimPair } from './catalog.ts';
 import { CallFaultQueue, answerWithFault } from './call-faults.ts';
-import { movesFor, payMoves } from './chain-pay.ts';
+import { movesFor, payAhead, payMoves, type ChainPayment } from './chain-pay.ts';
 import type { CallFault, InjectOptions, SwapFault } from './faults.ts';
 import { handleCall, requestObject, type Reply } from './http.ts';
 import { setStatus, stepForward, view } from './progression.ts';
@@ -46,6 +46,8 @@ class Simulator implements PartnerSimulator {
   private readonly webhooks: Webhooks;
   private readonly callFaults = new CallFaultQueue();
   private readonly callLog: SimCall[] = [];
+  /** What it paid on its `chain`, oldest first (chain-pay.ts). */
+  private readonly paid: ChainPayment[] = [];
   private readonly closing = new AbortController();
   private readonly server = createServer(
     (req, res) =>
@@ -136,8 +138,16 @@ class Simulator implements PartnerSimulator {
 
   async advancePaying(swapId: string, status: StatusStep): Promise<SimSwapView> {
     const swap = this.book.must(swapId);
-    if (this.options.chain) await payMoves(this.options.chain, swap, movesFor(this.book.rules, swap, status));
+    if (this.options.chain)
+      await payMoves(this.options.chain, swap, movesFor(this.book.rules, swap, status), this.paid, this.now);
     return this.advance(swapId, status);
+  }
+
+  async payAhead(currencyId: string, to: string, amount: DecimalText): Promise<string | undefined> {
+    const currency = this.pricing.currency(currencyId);
+    if (!currency) throw new Error(`payAhead: currency ${currencyId} is not in the simulator's catalog`);
+    if (!this.options.chain) return undefined;
+    return payAhead(this.options.chain, { currency, to, amount }, this.paid, this.now);
   }
 
   step(swapId: string): SimSwapView {

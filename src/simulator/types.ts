@@ -74,7 +74,8 @@ export interface PartnerSimulatorOptions {
 
 /** A transaction the simulator makes on a chain (chain-pay.ts). */
 export interface ChainMove {
-  readonly swapId: string;
+  /** Undefined: a transfer outside any swap (payAhead). */
+  readonly swapId: string | undefined;
   readonly role: 'payin' | 'payout' | 'refund';
   readonly currency: SimCurrency;
   readonly to: string;
@@ -184,6 +185,11 @@ export interface PartnerSimulator {
    * reported are real transactions' (without a `chain`: advance()).
    */
   advancePaying(swapId: string, status: StatusStep): Promise<SimSwapView>;
+  /**
+   * Pays `amount` (decimal text) of a currency to an address outside any swap, on the `chain`: the transfer
+   * a later 'payout-predates-swap' reports. Answers its hash; undefined without a chain for the currency.
+   */
+  payAhead(currencyId: string, to: string, amount: DecimalText): Promise<string | undefined>;
   /** Moves a swap one step along its script (no-op once final or at the end); pushes a webhook on change. */
   step(swapId: string): SimSwapView;
   swaps(): SimSwapView[];

@@ -8,6 +8,9 @@ import { migrateFinanceViews } from '../ledger/finance-views.ts';
 import { freePort, provisionDemo } from '../demo/provision.ts';
 import { demoChainUrls, writeDemoChainSources } from '../demo/chain.ts';
 import { hardhatCli } from '../demo/evm-node.ts';
+import { DEMO_CLOCK_ALLOWANCE_SECONDS } from '../demo/plan.ts';
+
+const CLOCK_ALLOWANCE_KEY = 'RECONCILE_CHAIN_CLOCK_ALLOWANCE_SECONDS';
 import { generateApiKey } from '../providers/api-keys.ts';
 import { formatWorkerEndpoints } from '../observability/worker-health.ts';
 import { Supervisor, type WorkerSpec } from './supervisor.ts';
@@ -138,6 +141,10 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
           DEMO_ESPLORA_PORT: String(chainPorts.esplora),
         };
         Object.assign(demoEnv, portsEnv);
+        // The demo chains are mined on this machine's clock (no miner runs ahead): seconds of clock allowance,
+        // not hours, so the demo's transfer made before its swap is caught as predating it (plan.ts).
+        const allowance = config.RECONCILE[CLOCK_ALLOWANCE_KEY] ?? String(DEMO_CLOCK_ALLOWANCE_SECONDS);
+        env[CLOCK_ALLOWANCE_KEY] = demoEnv.DEMO_CLOCK_ALLOWANCE_SECONDS = allowance;
         demoWorkers.push({ name: 'demo-chain', args: ['demo', 'chain'], env: portsEnv });
         say(
           `demo chains: EVM node (Hardhat EDR) on 127.0.0.1:${chainPorts.evm}, Esplora (BTC, LTC) on 127.0.0.1:${chainPorts.esplora}; sources in ${env.CHAIN_SOURCES_FILE}`,

@@ -12,6 +12,24 @@ import { startUp, type UpProcess } from './up-process.ts';
 
 const ARTIFACTS = join(process.cwd(), 'test', 'artifacts');
 
+/** The demo's swap per chain rule of issue 41 (src/demo/plan.ts): its final status, failing check and detail. */
+const CHAIN_RULE_FAULTS = [
+  {
+    fault: 'payout-claimed-twice',
+    status: 'FINISHED',
+    check: 'chain.payout',
+    detail: 'already evidences demo-partner/',
+  },
+  { fault: 'payout-predates-swap', status: 'FINISHED', check: 'chain.payout', detail: 'predates the swap' },
+  { fault: 'refund-dust', status: 'REFUNDED', check: 'chain.refund', detail: 'short refund' },
+  {
+    fault: 'refund-is-payin',
+    status: 'REFUNDED',
+    check: 'chain.refund',
+    detail: "the refund hash is the swap's own payin transaction",
+  },
+] as const;
+
 /**
  * Issue 16 end to end: `swap-ledger up` with its demo on the real stack, the console in a real Chromium.
  * The figures the console shows are checked against SQL; killing a worker under `up` loses nothing.
@@ -60,12 +78,15 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
             verdict: string | null;
             failing: string[] | null;
             mismatched: string[] | null;
+            details: string[] | null;
           }>(
             `select s.status, r.verdict,
                     (select array_agg(c->>'name') from jsonb_array_elements(r.checks) c
                       where c->>'verdict' in ('MISMATCH', 'UNVERIFIABLE')) as failing,
                     (select array_agg(c->>'name') from jsonb_array_elements(r.checks) c
-                      where c->>'verdict' = 'MISMATCH') as mismatched
+                      where c->>'verdict' = 'MISMATCH') as mismatched,
+                    (select array_agg((c->>'name') || ': ' || coalesce(c->>'detail', '')) from jsonb_array_elements(r.checks) c
+                      where c->>'verdict' = 'MISMATCH') as details
              from swaps s left join reconciliations r on r.provider_id = s.provider_id and r.swap_id = s.swap_id
              where s.provider_id = 'demo-partner'`,
           )
@@ -87,7 +108,15 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
           has('REFUNDED', 'UNVERIFIABLE', 'hash.refund') &&
           has('FINISHED', 'MISMATCH', 'quote.fee.payout_network') &&
           // The misdirected payout observed (MISMATCH), not only awaiting the chain (UNVERIFIABLE).
-          r.rows.some((x) => x.status === 'FINISHED' && (x.mismatched ?? []).includes('chain.payout'))
+          r.rows.some((x) => x.status === 'FINISHED' && (x.mismatched ?? []).includes('chain.payout')) &&
+          // Issue 41's chain rules, one demo swap each (plan.ts), caught on their observed transactions.
+          CHAIN_RULE_FAULTS.every((f) =>
+            r.rows.some(
+              (x) =>
+                x.status === f.status &&
+                (x.details ?? []).some((d) => d.startsWith(`${f.check}: `) && d.includes(f.detail)),
+            ),
+          )
           ? true
           : undefined;
       },
@@ -251,6 +280,7 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
          join reconciliations r on r.provider_id = s.provider_id and r.swap_id = s.swap_id,
          jsonb_array_elements(r.checks) c
        where s.provider_id = 'demo-partner' and c->>'name' = 'chain.payout' and c->>'verdict' = 'MISMATCH'
+         and c->>'detail' like '%does not pay the signed payout address%'
        limit 1`,
     );
     const { swap_id, payout_address, payout_transaction_id } = wrong.rows[0]!;
@@ -268,6 +298,48 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     expect(detail).toContain('does not pay the signed payout address');
     await page.screenshot({ path: join(ARTIFACTS, 'console-swap-chain-mismatch.png'), fullPage: true });
   }, 60_000);
+
+  it.each(CHAIN_RULE_FAULTS)(
+    'shows the $fault swap caught on its page: $check MISMATCH, its detail',
+    async ({ fault, status, check, detail }) => {
+      const caught = await pool.query<{ swap_id: string; detail: string }>(
+        `select s.swap_id, c->>'detail' as detail from swaps s
+           join reconciliations r on r.provider_id = s.provider_id and r.swap_id = s.swap_id,
+           jsonb_array_elements(r.checks) c
+         where s.provider_id = 'demo-partner' and s.status = $1 and c->>'name' = $2 and c->>'verdict' = 'MISMATCH'
+           and strpos(c->>'detail', $3) > 0
+         limit 1`,
+        [status, check, detail],
+      );
+      const { swap_id } = caught.rows[0]!;
+      await page.goto(`${consoleUrl}/swaps/demo-partner/${swap_id}`);
+      expect(await page.locator('dd[data-field="status"]').textContent()).toBe(status);
+      expect(await page.locator('dd[data-field="verdict"]').textContent()).toBe('MISMATCH');
+      const verdicts = await checkVerdicts();
+      expect(verdicts[check]).toBe('MISMATCH');
+      const row = await page
+        .locator('h2:has-text("Reconciliation") + table tbody tr', { hasText: check })
+        .textContent();
+      expect(row).toContain(detail);
+      if (fault === 'payout-claimed-twice') {
+        // The swap it names is another demo swap, whose payout it is.
+        const other = /already evidences demo-partner\/(\S+?)[ ,(]/.exec(row!)![1]!;
+        expect(other).not.toBe(swap_id);
+        const first = await pool.query(
+          `select payout_transaction_id from swaps where provider_id = 'demo-partner' and swap_id = $1`,
+          [other],
+        );
+        const mine = await pool.query(
+          `select payout_transaction_id from swaps where provider_id = 'demo-partner' and swap_id = $1`,
+          [swap_id],
+        );
+        expect(mine.rows[0].payout_transaction_id).toBe(first.rows[0].payout_transaction_id);
+      }
+      if (fault === 'refund-is-payin') expect(verdicts['hash.refund']).toBe('MISMATCH');
+      await page.screenshot({ path: join(ARTIFACTS, `console-swap-${fault}.png`), fullPage: true });
+    },
+    60_000,
+  );
 
   it('lists an open mismatch with the failing check SQL has, and exports it as CSV', async () => {
     await page.goto(`${consoleUrl}/reconciliation`);

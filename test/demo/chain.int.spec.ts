@@ -21,7 +21,9 @@ import { startPartnerSimulator, type PartnerSimulator } from '../../src/simulato
  * The demo's chains as `up` runs them (Hardhat's node with the demo tokens, the demo Esplora server) and the
  * simulator paying on them: each payin, payout and refund it reports is a real transaction the chain sources
  * file `up` writes lets the watcher's clients find, to the right address, in the right asset and amount;
- * a 'payout-wrong-address' swap's reported payout pays another address.
+ * a 'payout-wrong-address' swap's reported payout pays another address; issue 41's faults report real
+ * transactions that only their rule can fault (a payout cited twice, one older than its swap, a dust refund,
+ * the payin's hash as the refund's).
  */
 
 const USER: Record<string, string> = {
@@ -145,6 +147,69 @@ describe('the demo chains, paid on by the simulator', () => {
     expect(payout.status).toBe('found');
     expect(payout.transfers).toHaveLength(1);
     expect(payout.transfers[0]!.recipient.toLowerCase()).not.toBe(USER.eth);
+  });
+
+  const paysUser = <T extends { recipient: string }>(transfers: readonly T[], currency: string) =>
+    transfers.filter((t) => t.recipient.toLowerCase() === USER[currency]!.toLowerCase());
+  const atomicOf = (amount: unknown, decimals: number) => {
+    const [whole, fraction = ''] = String(amount).split('.');
+    return BigInt(whole! + fraction.padEnd(decimals, '0'));
+  };
+
+  it("'payout-claimed-twice': the reported payout is the earlier swap's real one, to the same address, of at least the amount", async () => {
+    const first = await swap('btc', 'eth', '0.01');
+    const paid = await sim.advancePaying(first.swapId, 'FINISHED');
+    const twice = await swap('btc', 'eth', '0.01');
+    sim.injectSwapFaults(['payout-claimed-twice'], { swapId: twice.swapId });
+    const done = await sim.advancePaying(twice.swapId, 'FINISHED');
+    expect(done.report.payoutTransactionId).toBe(paid.report.payoutTransactionId);
+    const payout = await look('eth', String(done.report.payoutTransactionId));
+    expect(payout).toMatchObject({ status: 'found', proven: true });
+    const toUser = paysUser(payout.transfers, 'eth');
+    expect(toUser).toHaveLength(1);
+    expect(BigInt(toUser[0]!.amount)).toBeGreaterThanOrEqual(atomicOf(done.report.amount, 18));
+    // Its own payin is its own.
+    expect(done.report.payinTransactionId).not.toBe(paid.report.payinTransactionId);
+  });
+
+  it("'payout-predates-swap': the reported payout was mined before the swap was created, to its address, in BTC, of more than the amount", async () => {
+    const ahead = await sim.payAhead('btc', USER.btc!, '1');
+    expect(ahead).toMatch(/^[0-9a-f]{64}$/);
+    const mined = await look('btc', ahead!);
+    expect(mined).toMatchObject({ status: 'found', proven: true });
+    const created = await swap('eth', 'btc', '0.5');
+    sim.injectSwapFaults(['payout-predates-swap'], { swapId: created.swapId });
+    const done = await sim.advancePaying(created.swapId, 'FINISHED');
+    expect(done.report.payoutTransactionId).toBe(ahead);
+    expect(Date.parse(mined.blockTime!)).toBeLessThanOrEqual(Date.parse(done.createdAt));
+    const toUser = paysUser(mined.transfers, 'btc');
+    expect(toUser).toEqual([expect.objectContaining({ asset: 'native', amount: '100000000' })]);
+    expect(BigInt(toUser[0]!.amount)).toBeGreaterThanOrEqual(atomicOf(done.report.amount, 8));
+  });
+
+  it("'refund-dust': the refund is real, to the refund address, a thousandth of the payin", async () => {
+    const created = await swap('ltc', 'btc', '2');
+    sim.injectSwapFaults(['refund-dust'], { swapId: created.swapId });
+    const done = await sim.advancePaying(created.swapId, 'REFUNDED');
+    const refund = await look('ltc', String(done.report.payoutTransactionId));
+    expect(refund).toMatchObject({ status: 'found', proven: true });
+    expect(paysUser(refund.transfers, 'ltc')).toEqual([
+      expect.objectContaining({ amount: (done.signed.fields.amount_to_provider / 1000n).toString() }),
+    ]);
+  });
+
+  it("'refund-is-payin': the refund hash reported is the payin's, a real transaction to the payin address", async () => {
+    const created = await swap('eth', 'btc', '0.5');
+    sim.injectSwapFaults(['refund-is-payin'], { swapId: created.swapId });
+    await sim.advancePaying(created.swapId, 'ON_HOLD');
+    const done = await sim.advancePaying(created.swapId, 'REFUNDED');
+    expect(done.report.payoutTransactionId).toBe(done.report.payinTransactionId);
+    const tx = await look('eth', String(done.report.payinTransactionId));
+    expect(tx).toMatchObject({ status: 'found', proven: true });
+    expect(tx.transfers.map((t) => t.recipient.toLowerCase())).toEqual([
+      String(done.signed.fields.payin_address).toLowerCase(),
+    ]);
+    expect(paysUser(tx.transfers, 'eth')).toEqual([]);
   });
 
   it('a restarted demo chain is a fresh one: a payment fails once (the demo then goes on without it), then the wallet is funded again', async () => {

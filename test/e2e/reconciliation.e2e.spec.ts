@@ -44,6 +44,7 @@ const EXPECTED: Record<
   'referral-below-quote': { check: 'quote.fee.referral', verdict: 'MISMATCH' },
   'refund-without-refund-hash': { check: 'hash.refund', verdict: 'UNVERIFIABLE' },
   'deposit-after-expiry': { check: 'hash.payin', verdict: 'MISMATCH' },
+  'refund-is-payin': { check: 'hash.refund', verdict: 'MISMATCH' },
 };
 
 /** Where each swap is taken; FINISHED unless named here. */
@@ -51,6 +52,7 @@ type Kind = SwapFault | 'clean-fixed' | 'clean-float' | 'clean-refund' | 'clean-
 const OUTCOME: Partial<Record<Kind, 'REFUNDED' | 'EXPIRED'>> = {
   'refund-without-refund-hash': 'REFUNDED',
   'deposit-after-expiry': 'EXPIRED',
+  'refund-is-payin': 'REFUNDED',
   'clean-refund': 'REFUNDED',
   'clean-expiry': 'EXPIRED',
 };

@@ -24,9 +24,13 @@ afterEach(async () => {
 
 async function start(chain = true) {
   const moves: ChainMove[] = [];
+  // The simulator's clock, moved by the test: a transfer made ahead is older than a swap created later.
+  const clock = { ms: Date.parse('2026-11-28T12:00:00.000Z') };
+  const now = () => new Date(clock.ms);
   const sim = await startPartnerSimulator(
     chain
       ? {
+          now,
           chain: {
             pay: async (m) => {
               moves.push(m);
@@ -34,7 +38,7 @@ async function start(chain = true) {
             },
           },
         }
-      : {},
+      : { now },
   );
   sims.push(sim);
   const client = new PartnerClient({
@@ -57,7 +61,7 @@ async function start(chain = true) {
     });
     return created.swap.swapId;
   };
-  return { sim, moves, swap };
+  return { sim, moves, swap, clock };
 }
 
 const atomic18 = (decimal: string) => {
@@ -115,6 +119,95 @@ describe('simulator payments on a chain', () => {
     expect(misdirected.to).toMatch(/^0x[0-9a-f]{40}$/);
     expect(misdirected.to).not.toBe(USER_ETH);
     expect(wrong.report.payoutTransactionId).toMatch(/^0x/);
+  });
+
+  it("payout-claimed-twice: no payout made, the earlier swap's payout to the same address reported again", async () => {
+    const { sim, moves, swap } = await start();
+    const first = await sim.advancePaying(await swap(), 'FINISHED');
+    const firstPayout = moves.at(-1)!;
+    expect(firstPayout).toMatchObject({ role: 'payout', to: USER_ETH, swapId: first.swapId });
+    const before = moves.length;
+    const twice = await sim.advancePaying(await swap(['payout-claimed-twice']), 'FINISHED');
+    // Only its payin is made; its payout is the first swap's transaction, which paid at least its amount.
+    expect(moves.slice(before).map((m) => m.role)).toEqual(['payin']);
+    expect(twice.report.payoutTransactionId).toBe(first.report.payoutTransactionId);
+    expect(firstPayout.amount).toBeGreaterThanOrEqual(atomic18(String(twice.report.amount)));
+    expect(twice.report.payinTransactionId).not.toBe(first.report.payinTransactionId);
+  });
+
+  it('payout-claimed-twice with no earlier payout to the address: paid as usual', async () => {
+    const { sim, moves, swap } = await start();
+    const alone = await sim.advancePaying(await swap(['payout-claimed-twice']), 'FINISHED');
+    expect(moves.map((m) => m.role)).toEqual(['payin', 'payout']);
+    expect(moves[1]).toMatchObject({ to: USER_ETH, amount: atomic18(String(alone.report.amount)) });
+  });
+
+  it('payout-predates-swap: the transfer paid ahead, before the swap, to its address and of at least its amount, reported; once', async () => {
+    const { sim, moves, swap, clock } = await start();
+    const small = await sim.payAhead('eth', USER_ETH, '0.000001');
+    const ahead = await sim.payAhead('eth', USER_ETH, '10');
+    expect(moves.map((m) => [m.role, m.swapId, m.currency.id, m.to])).toEqual([
+      ['payout', undefined, 'eth', USER_ETH],
+      ['payout', undefined, 'eth', USER_ETH],
+    ]);
+    expect(moves[1]!.amount).toBe(atomic18('10'));
+    clock.ms += 60_000;
+    const id = await swap(['payout-predates-swap']);
+    const done = await sim.advancePaying(id, 'FINISHED');
+    expect(moves.slice(2).map((m) => m.role)).toEqual(['payin']);
+    expect(done.report.payoutTransactionId).toBe(ahead);
+    expect(done.report.payoutTransactionId).not.toBe(small);
+    expect(Date.parse(done.createdAt)).toBeGreaterThan(clock.ms - 60_000);
+    // The transfer is now this swap's: a second such swap finds none left and pays as usual.
+    const again = await sim.advancePaying(await swap(['payout-predates-swap']), 'FINISHED');
+    expect(moves.slice(3).map((m) => m.role)).toEqual(['payin', 'payout']);
+    expect(again.report.payoutTransactionId).not.toBe(ahead);
+  });
+
+  it('payout-predates-swap: a transfer made after the swap was created is not reported', async () => {
+    const { sim, moves, swap, clock } = await start();
+    const id = await swap(['payout-predates-swap']);
+    clock.ms += 60_000;
+    const later = await sim.payAhead('eth', USER_ETH, '10');
+    const done = await sim.advancePaying(id, 'FINISHED');
+    expect(moves.map((m) => m.role)).toEqual(['payout', 'payin', 'payout']);
+    expect(done.report.payoutTransactionId).not.toBe(later);
+  });
+
+  it('payAhead: a currency the simulator does not list is refused; without a chain nothing is paid', async () => {
+    const { sim } = await start();
+    await expect(sim.payAhead('doge', USER_ETH, '1')).rejects.toThrow(/doge/);
+    const bare = await start(false);
+    expect(await bare.sim.payAhead('eth', USER_ETH, '1')).toBeUndefined();
+    expect(bare.moves).toEqual([]);
+  });
+
+  it('refund-dust: the refund pays the refund address a thousandth of the payin, its hash reported', async () => {
+    const { sim, moves, swap } = await start();
+    const refunded = await sim.advancePaying(await swap(['refund-dust']), 'REFUNDED');
+    const signed = refunded.signed.fields.amount_to_provider;
+    expect(moves.map((m) => [m.role, m.currency.id, m.to])).toEqual([
+      ['payin', 'btc', refunded.response.payinAddress],
+      ['refund', 'btc', USER_BTC],
+    ]);
+    expect(moves[1]!.amount).toBe(signed / 1000n);
+    expect(moves[1]!.amount).toBeGreaterThan(0n);
+    expect(refunded.report.payoutTransactionId).toMatch(/^0x/);
+    expect(refunded.report.payoutTransactionId).not.toBe(refunded.report.payinTransactionId);
+  });
+
+  it("refund-is-payin: no refund made, the payin's hash reported as the refund's (with or without a chain)", async () => {
+    const { sim, moves, swap } = await start();
+    const id = await swap(['refund-is-payin']);
+    await sim.advancePaying(id, 'ON_HOLD');
+    const refunded = await sim.advancePaying(id, 'REFUNDED');
+    expect(moves.map((m) => m.role)).toEqual(['payin']);
+    expect(refunded.report.payinTransactionId).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(refunded.report.payoutTransactionId).toBe(refunded.report.payinTransactionId);
+    const bare = await start(false);
+    const plain = await bare.sim.advancePaying(await bare.swap(['refund-is-payin']), 'REFUNDED');
+    expect(plain.report.payoutTransactionId).toBe(plain.report.payinTransactionId);
+    expect(plain.report.payinTransactionId).toMatch(/^[0-9a-f]{64}$/); // a BTC payin's random hash
   });
 
   it('a currency the chain does not carry, or no chain at all: a random hash, as before', async () => {
