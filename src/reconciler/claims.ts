@@ -93,8 +93,10 @@ const ROUND_ROWS = `select q.provider_id, q.swap_id, q.queued_by_event_id, q.tra
 
 /**
  * What the sweep judges, not claimed by anyone (this reconciler included) and not queued: final swaps with no
- * verdict, and swaps whose confirmation the poller gave up on after their verdict (judged again on the same
- * event: their missing figures are now "never reported", and nothing else would queue them).
+ * verdict, swaps whose confirmation the poller gave up on after their verdict (judged again on the same
+ * event: their missing figures are now "never reported", and nothing else would queue them), and swaps whose
+ * chain check passed on a transfer that an earlier claim (by event id) of another swap holds: that claim was
+ * folded after their verdict (its partition lagged), and one transfer evidences one claim.
  */
 const MISSED_ROWS = `select provider_id, swap_id, based_on from (
    select s.provider_id, s.swap_id, coalesce(s.last_correction_event_id, s.last_event_id) as based_on, s.final_at
@@ -108,6 +110,17 @@ const MISSED_ROWS = `select provider_id, swap_id, based_on from (
    join swaps s on s.provider_id = r.provider_id and s.swap_id = r.swap_id
    join platform.confirmations_never_reported n on n.provider_id = r.provider_id and n.swap_id = r.swap_id
    where n.abandoned_at > r.reconciled_at
+   union all
+   select r.provider_id, r.swap_id, r.based_on_event_id, s.final_at
+   from reconciliations r
+   join swaps s on s.provider_id = r.provider_id and s.swap_id = r.swap_id
+   where exists (select 1 from chain_claims mine
+                 join chain_claims earlier on earlier.chain = mine.chain and earlier.txid = mine.txid
+                      and earlier.transfer = mine.transfer and earlier.event_id < mine.event_id
+                      and (earlier.provider_id, earlier.swap_id) <> (mine.provider_id, mine.swap_id)
+                 where mine.provider_id = r.provider_id and mine.swap_id = r.swap_id
+                   and exists (select 1 from jsonb_array_elements(r.checks) c
+                               where c->>'name' = 'chain.' || mine.role and c->>'verdict' <> 'MISMATCH'))
  ) m
  where not exists (select 1 from reconciliation_queue q
                    where q.provider_id = m.provider_id and q.swap_id = m.swap_id)

@@ -226,6 +226,47 @@ describe('chain verdicts no partner can game (real stack)', () => {
     }
   });
 
+  it('a claim folded after a later claimant was judged: the sweep judges that one again, MISMATCH', async () => {
+    /** The swap's current chain.payout check (the swaps of this file fail other checks on purpose). */
+    const verdict = async (id: string) =>
+      (
+        await pool.query<{ verdict: string; detail: string | null }>(
+          `select c->>'verdict' as verdict, c->>'detail' as detail
+             from reconciliations r cross join jsonb_array_elements(r.checks) c
+            where r.provider_id = 'partner-a' and r.swap_id = $1 and c->>'name' = 'chain.payout'`,
+          [id],
+        )
+      ).rows[0];
+    const r = reconciler(true);
+    // The later claimant's observation is folded and judged first (the earlier one's partition lagged).
+    await log.append([
+      ...finished('r-early', 'race'),
+      ...finished('r-late', 'race'),
+      payoutSeen('r-late', 'race', '01900000-0000-7000-8000-000000000031'),
+    ]);
+    await waitForProjection(pool, log.topic);
+    await r.drainAll();
+    await waitForProjection(pool, log.topic);
+    expect(await verdict('r-late')).toMatchObject({ verdict: 'MATCHED' });
+    // Then the earlier claim arrives: it holds the transfer, and nothing in the fold queues r-late again.
+    await log.append([payoutSeen('r-early', 'race', '01900000-0000-7000-8000-000000000030')]);
+    await waitForProjection(pool, log.topic);
+    await r.drainAll();
+    await waitForProjection(pool, log.topic);
+    expect(await verdict('r-early')).toMatchObject({ verdict: 'MATCHED' });
+    expect(await verdict('r-late')).toMatchObject({ verdict: 'MATCHED' });
+    // The sweep finds it and judges it again on the same event.
+    expect(await r.sweepMissed()).toBeGreaterThanOrEqual(1);
+    await waitForProjection(pool, log.topic);
+    expect(await verdict('r-late')).toMatchObject({
+      verdict: 'MISMATCH',
+      detail: expect.stringMatching(/already evidences partner-a\/r-early \(payout\)/),
+    });
+    // Judged MISMATCH, it is not swept again.
+    expect(await r.sweepMissed()).toBe(0);
+    await r.stop();
+  });
+
   it('a replay from offset 0 rebuilds the same claims: EQUAL', async () => {
     const claims = await pool.query(
       `select swap_id, txid, transfer from chain_claims order by txid, swap_id`,
@@ -237,6 +278,8 @@ describe('chain verdicts no partner can game (real stack)', () => {
       { swap_id: 'c-second', txid: 'dup', transfer: '0' },
       { swap_id: 'c-dust', txid: 'dust-out', transfer: '0' },
       { swap_id: 'c-old', txid: 'old', transfer: '0' },
+      { swap_id: 'r-early', txid: 'race', transfer: '0' },
+      { swap_id: 'r-late', txid: 'race', transfer: '0' },
     ]);
     const result = await replay({
       databaseUrl: stack.databaseUrl,
@@ -247,7 +290,7 @@ describe('chain verdicts no partner can game (real stack)', () => {
       logger,
       batchEvents: 7,
     });
-    expect(result.rebuilt.tables['chain_claims']!.rows).toBe(6);
+    expect(result.rebuilt.tables['chain_claims']!.rows).toBe(8);
     expect(result.rebuilt.checksum).toBe((await checksumOf(pool, live)).checksum);
     expect(result.equal).toBe(true);
   });
