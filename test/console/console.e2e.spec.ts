@@ -63,9 +63,9 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     // Before `up`: no Chromium fails at once, naming the package.
     browser = await launchChromium(mkdtempSync(join(tmpdir(), 'console-chromium-')));
     const t0 = Date.now();
-    up = startUp();
+    up = await startUp();
     consoleUrl = (await up.waitFor(/console: (http:\/\/\S+?)\/(\s|$)/, 90_000))[1]!;
-    pool = createPool(testStack().databaseUrl, { searchPath: up.schema, max: 2 });
+    pool = createPool(up.databaseUrl, { searchPath: up.schema, max: 2 });
     // Within the issue's minute: every outcome judged on its evidence (a clean refund and a clean expiry
     // MATCHED), and one swap per rule of the verdict: a deposit on an expired swap and a quote deviation
     // (MISMATCH), a refund without its transaction (UNVERIFIABLE).
@@ -99,26 +99,37 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
               (!check || (x.failing ?? []).includes(check)),
           );
         // The chain as the last witness: clean swaps are MATCHED on their chain evidence too (the demo's
-        // chains), and one swap's reported payout pays someone else.
-        return has('FINISHED', 'MATCHED') &&
-          has('REFUNDED', 'MATCHED') &&
-          has('EXPIRED', 'MATCHED') &&
-          has('FINISHED', 'MISMATCH') &&
-          has('EXPIRED', 'MISMATCH', 'hash.payin') &&
-          has('REFUNDED', 'UNVERIFIABLE', 'hash.refund') &&
-          has('FINISHED', 'MISMATCH', 'quote.fee.payout_network') &&
+        // chains), and one swap's reported payout pays someone else. A wait that times out names what is missing.
+        const wanted: [string, boolean][] = [
+          ['FINISHED MATCHED', has('FINISHED', 'MATCHED')],
+          ['REFUNDED MATCHED', has('REFUNDED', 'MATCHED')],
+          ['EXPIRED MATCHED', has('EXPIRED', 'MATCHED')],
+          ['FINISHED MISMATCH', has('FINISHED', 'MISMATCH')],
+          ['EXPIRED MISMATCH hash.payin', has('EXPIRED', 'MISMATCH', 'hash.payin')],
+          ['REFUNDED UNVERIFIABLE hash.refund', has('REFUNDED', 'UNVERIFIABLE', 'hash.refund')],
+          [
+            'FINISHED MISMATCH quote.fee.payout_network',
+            has('FINISHED', 'MISMATCH', 'quote.fee.payout_network'),
+          ],
           // The misdirected payout observed (MISMATCH), not only awaiting the chain (UNVERIFIABLE).
-          r.rows.some((x) => x.status === 'FINISHED' && (x.mismatched ?? []).includes('chain.payout')) &&
+          [
+            'misdirected payout (chain.payout MISMATCH)',
+            r.rows.some((x) => x.status === 'FINISHED' && (x.mismatched ?? []).includes('chain.payout')),
+          ],
           // Issue 41's chain rules, one demo swap each (plan.ts), caught on their observed transactions.
-          CHAIN_RULE_FAULTS.every((f) =>
+          ...CHAIN_RULE_FAULTS.map((f): [string, boolean] => [
+            f.fault,
             r.rows.some(
               (x) =>
                 x.status === f.status &&
                 (x.details ?? []).some((d) => d.startsWith(`${f.check}: `) && d.includes(f.detail)),
             ),
-          )
-          ? true
-          : undefined;
+          ]),
+        ];
+        const missing = wanted.filter(([, met]) => !met).map(([name]) => name);
+        if (missing.length > 0)
+          throw new Error(`${r.rows.length} demo swaps; not yet: ${missing.join(', ')}`);
+        return true;
       },
       // A minute on a quiet machine; a loaded one (shared cores, the whole suite) starts the workers slower.
       150_000,

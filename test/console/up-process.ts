@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureDatabase, withDatabase } from '../../scripts/stack/postgres.ts';
 import { generateApiKey } from '../../src/providers/api-keys.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 
@@ -10,6 +11,8 @@ const BIN = fileURLToPath(new URL('../../bin/swap-ledger.mjs', import.meta.url))
 
 export interface UpProcess {
   readonly child: ChildProcess;
+  /** Its own database: `up` polls, watches and registers for every provider in its platform schema. */
+  readonly databaseUrl: string;
   readonly schema: string;
   readonly financeSchema: string;
   readonly topic: string;
@@ -22,9 +25,17 @@ export interface UpProcess {
   readonly exited: Promise<number | null>;
 }
 
-/** `swap-ledger up` with the demo as a process, on this run's stack with its own topic, schemas and ports. */
-export function startUp(extraArgs: string[] = []): UpProcess {
+/**
+ * `swap-ledger up` with the demo as a process, on this run's stack with its own topic, schemas, ports and
+ * database. The database is its own because `up` works for every provider of its platform schema: on the
+ * run's shared one it polled other files' simulators (taking their swaps' leases) and two demos overwrote
+ * each other's `demo-partner`.
+ */
+export async function startUp(extraArgs: string[] = []): Promise<UpProcess> {
   const stack = testStack();
+  const database = uniqueName('up', '_');
+  await ensureDatabase(stack.databaseUrl, database);
+  const databaseUrl = withDatabase(stack.databaseUrl, database);
   const topic = uniqueName('events');
   const schema = uniqueName('up', '_');
   const financeSchema = uniqueName('finance', '_');
@@ -43,7 +54,7 @@ export function startUp(extraArgs: string[] = []): UpProcess {
     {
       env: {
         PATH: process.env.PATH,
-        DATABASE_URL: stack.databaseUrl,
+        DATABASE_URL: databaseUrl,
         KAFKA_BROKERS: stack.kafkaBrokers,
         SCHEMA_REGISTRY_URL: stack.registryUrl,
         EVENTS_TOPIC: topic,
@@ -68,6 +79,7 @@ export function startUp(extraArgs: string[] = []): UpProcess {
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     child,
+    databaseUrl,
     schema,
     financeSchema,
     topic,

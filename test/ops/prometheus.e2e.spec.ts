@@ -127,7 +127,7 @@ describe('prometheus against the workers under up: the projector frozen, then re
       throw new Error(
         `prometheus could not run (${version.error.message}): install Debian's package prometheus, as .ci/run does`,
       );
-    up = startUp();
+    up = await startUp();
     const line = (await up.waitFor(/metrics and health \(\/metrics \/healthz \/readyz\): (.+)/, 90_000))[1]!;
     const targets = [...line.matchAll(/([\w-]+) http:\/\/([\w.:[\]]+)/g)].map((m) => ({
       worker: m[1]!,

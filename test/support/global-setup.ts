@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
+import pg from 'pg';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../scripts/stack/postgres.ts';
 import { resolveTestEndpoints } from './endpoints.ts';
 import { createKafka } from '../../src/events/kafka.ts';
@@ -39,6 +40,20 @@ async function removeRunArtifacts(brokers: string, registryUrl: string, runId: s
   }
 }
 
+async function databasesNamed(serverUrl: string, prefix: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const r = await client.query<{ datname: string }>(
+      `select datname from pg_database where starts_with(datname, $1)`,
+      [prefix],
+    );
+    return r.rows.map((row) => row.datname);
+  } finally {
+    await client.end();
+  }
+}
+
 /** The one global setup of the integration tests: real services, an isolated database and prefix per run. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const endpoints = await resolveTestEndpoints((line) => console.log(`[stack] ${line}`));
@@ -58,6 +73,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await removeRunArtifacts(endpoints.kafkaBrokers, endpoints.registryUrl, runId);
     await dropDatabase(endpoints.postgresServerUrl, database);
+    // The databases of the run's `up` processes (test/console/up-process.ts), named after the run.
+    for (const own of await databasesNamed(endpoints.postgresServerUrl, runId))
+      await dropDatabase(endpoints.postgresServerUrl, own);
     await endpoints.stop?.();
   };
 }
