@@ -48,12 +48,20 @@ export async function syncCatalog(
     for await (const p of client.pairs()) pairs.push(catalogPair(p));
   } catch (e) {
     const error = (e as Error).message.slice(0, 1000);
-    const r = await pool.query<{ sync_id: string }>(
-      `insert into platform.catalog_syncs (provider_id, started_at, finished_at, outcome, error)
-       values ($1, $2, $3, 'failed', $4) returning sync_id`,
+    const r = await pool.query<{ sync_id: string; failed_before: boolean }>(
+      `with previous as (
+         select outcome from platform.catalog_syncs where provider_id = $1 order by started_at desc limit 1)
+       insert into platform.catalog_syncs (provider_id, started_at, finished_at, outcome, error)
+       values ($1, $2, $3, 'failed', $4)
+       returning sync_id, coalesce((select outcome = 'failed' from previous), false) as failed_before`,
       [providerId, startedAt, now().toISOString(), error],
     );
-    options.logger?.warn({ provider: providerId, err: e }, 'catalog sync failed');
+    // One failure (a partner not listening yet when the workers start, as the demo's) is tried again at the
+    // next sync and changes nothing: said at info. Two in a row is a partner to look at: a warning.
+    const log = { provider: providerId, err: e };
+    if (r.rows[0]!.failed_before) options.logger?.warn(log, 'catalog sync failed again');
+    else
+      options.logger?.info(log, 'catalog sync failed; tried again at the next sync, the catalog unchanged');
     return { providerId, outcome: 'failed', syncId: r.rows[0]!.sync_id, error };
   }
 

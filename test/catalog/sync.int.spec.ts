@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncCatalog } from '../../src/catalog/sync.ts';
 import { createPool } from '../../src/db/client.ts';
@@ -166,5 +167,25 @@ describe('catalog sync', () => {
       [providerId],
     );
     expect(syncs.rows.map((r) => r.outcome)).toEqual(['ok', 'ok', 'ok', 'failed', 'ok']);
+  });
+
+  it('one failed sync is said at info (tried again at the next); a second in a row is a warning', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const client = (await clients.get(providerId))!.client;
+    const failing = async () => {
+      sim.injectFault('currencies', { kind: 'server-error' }, { times: 2 });
+      expect(await syncCatalog(pool, client, providerId, { logger })).toMatchObject({ outcome: 'failed' });
+    };
+    await failing();
+    await failing();
+    expect(await syncCatalog(pool, client, providerId, { logger })).toMatchObject({ outcome: 'ok' });
+    await failing();
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [30, 'catalog sync failed; tried again at the next sync, the catalog unchanged'],
+      [40, 'catalog sync failed again'],
+      [30, 'catalog synced'],
+      [30, 'catalog sync failed; tried again at the next sync, the catalog unchanged'],
+    ]);
   });
 });
