@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the case state machine is one table of transitions (verdicts, exceptions and
+// operators' actions on one record); its refusals must be read beside the states they guard.
 import type { CaseActed, ReconciliationCheck } from '../events/types.ts';
 import { Decimal, formatDecimal, isDecimalText } from '../money/decimal.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';

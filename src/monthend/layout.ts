@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: a statement's layout (the declared columns, separators and date formats) and
+// the reading of each line under it are one contract; every refusal names its line and field from here.
 import { isDecimalText } from '../money/decimal.ts';
 import { isInternalStatus, type InternalStatus } from '../swap/status.ts';
 import { partnerTextProblem } from '../swap/text.ts';

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the durable publisher and the relay share one table's invariant (rows relayed in
+// order per key, the same event ids, each once), which is checked by reading both sides together.
 import type pg from 'pg';
 import type { EventAppender } from '../events/producer.ts';
 import type { SwapEvent } from '../events/types.ts';

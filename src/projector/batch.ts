@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: the batch writer is one transaction (the shared promotion lock, the reads, the
+// fold, every table's rows, the journal, the checkpoint by compare-and-set), and the error rules that decide
+// whether a failure is the event's (journaled) or the batch's (retried) belong with it.
 import type pg from 'pg';
 import { projection } from '../db/client.ts';
 import type { PgTable } from 'drizzle-orm/pg-core';
@@ -17,10 +20,6 @@ import { foldEvent, foldUndecodable, journalRow } from './fold.ts';
 import { loadWorkingSet, type BatchItem, type PositionedEvent, type RetryDecoder } from './load.ts';
 import { swapKey } from '../events/keys.ts';
 import { WorkingSet, type JournalRow } from './state.ts';
-
-// Over 400 lines on purpose: the batch writer is one transaction (the shared promotion lock, the reads, the
-// fold, every table's rows, the journal, the checkpoint by compare-and-set), and the error rules that decide
-// whether a failure is the event's (journaled) or the batch's (retried) belong with it.
 
 /** The advisory lock a batch holds shared and a promotion (ops/replay.ts) exclusively: no batch straddles it. */
 export const PROMOTE_LOCK = 0x51ed6e2;

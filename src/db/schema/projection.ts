@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: drizzle-kit generates the projection migrations from this one file, so every
+// projected table (swaps, journal, ledger, verdicts, chain, cases, month end) is declared here.
 import { sql } from 'drizzle-orm';
 import {
   bigint,
