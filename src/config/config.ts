@@ -338,6 +338,23 @@ export const configSpec = {
     default: 120_000,
     doc: 'A swap made final by webhook waits at most this long for its confirming poll before the reconciler judges it anyway',
   },
+  CASE_NOTIFY_URL: {
+    parse: url('http:', 'https:'),
+    // Empty: no notifications. A chat webhook's URL carries its secret: never shown.
+    default: '',
+    doc: 'An HTTP endpoint (a chat webhook) POSTed a JSON message when a case opens, reopens or ages past CASE_NOTIFY_AGE_HOURS, at least once, from the reconciler (README "Cases")',
+    secret: true,
+  },
+  CASE_NOTIFY_AGE_HOURS: {
+    parse: int(1, 8_760),
+    default: 168,
+    doc: 'A case unresolved this long is notified once more (the alert SwapLedgerCaseOpenTooLong uses 7 days too)',
+  },
+  CASE_NOTIFY_INTERVAL_MS: {
+    parse: int(1_000, 3_600_000),
+    default: 15_000,
+    doc: 'Between two rounds of the case notifier (write what cases owe, post what is due)',
+  },
   CATALOG_SYNC_CRON: {
     parse: cronSchedule(true),
     default: '*/15 * * * *',

@@ -6,6 +6,7 @@ import { openAppender } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry } from '../observability/metrics.ts';
 import { ProjectionWatch } from '../projector/watch.ts';
+import { CaseNotifier } from '../ops/case-notifier.ts';
 import { createReconcilerMetrics } from './metrics.ts';
 import { parseReconciliationPolicy } from './policy.ts';
 import { Reconciler } from './worker.ts';
@@ -50,9 +51,30 @@ export async function openReconciler(config: Config, logger: Logger, metrics?: M
     ...(metrics ? { metrics } : {}),
     ...(measured ? { onVerdict: (r) => measured.onVerdict(r) } : {}),
   });
+  // Case notifications in their own loop: a slow or failing endpoint never holds a round of verdicts up.
+  const notifier = config.CASE_NOTIFY_URL
+    ? new CaseNotifier({
+        projection,
+        platform,
+        url: config.CASE_NOTIFY_URL,
+        ageLimitMs: config.CASE_NOTIFY_AGE_HOURS * 3_600_000,
+        logger,
+        ...(metrics ? { metrics } : {}),
+      })
+    : undefined;
+  const notifying = notifier
+    ? setInterval(
+        () =>
+          void notifier.round().catch((e: unknown) => logger.warn({ err: e }, 'case notifier round failed')),
+        config.CASE_NOTIFY_INTERVAL_MS,
+      )
+    : undefined;
   return {
     reconciler,
+    notifier,
     async close() {
+      clearInterval(notifying);
+      await notifier?.round().catch(() => undefined);
       await reconciler.stop();
       await appender.stop();
       await watch?.close();

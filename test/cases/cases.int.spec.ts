@@ -5,7 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { createPool } from '../../src/db/client.ts';
 import { migratePlatform, migrateProjection } from '../../src/db/migrate.ts';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createLogger } from '../../src/observability/log.ts';
+import { CaseNotifier } from '../../src/ops/case-notifier.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
 import { replay } from '../../src/ops/replay.ts';
 import { createKafka } from '../../src/events/kafka.ts';
@@ -45,6 +48,7 @@ describe(
     let pool: pg.Pool;
     let running: RunningProjector;
     let env: ReturnType<typeof projectionConfig>;
+    let rebuiltSchema = '';
     const ref = (swapId: string) => ({ providerId, swapId });
     const caseOf = async (swapId: string) => loadCase(pool, ref(swapId));
     /** Verdicts are dated in the past on purpose: their cases fall in the 30d+ age bucket whatever today is. */
@@ -391,6 +395,66 @@ describe(
       expect(result.rebuilt.tables['cases']!.rows).toBe(7);
       expect(result.rebuilt.checksum).toBe((await checksumOf(pool, live)).checksum);
       expect(result.equal).toBe(true);
+      rebuiltSchema = result.schema;
+    });
+
+    it('notifies a chat endpoint when a case opens, reopens or ages: at least once through a failure, never twice, nothing new after a replay', async () => {
+      const received: { kind: string; swapId: string; text: string }[] = [];
+      let answer = 500;
+      const server = createServer((req: IncomingMessage, res) => {
+        let body = '';
+        req.on('data', (d) => (body += d));
+        req.on('end', () => {
+          const m = JSON.parse(body) as {
+            text: string;
+            case: { kind: string; swapId: string; provider: string };
+          };
+          if (m.case.provider === providerId && answer === 200)
+            received.push({ kind: m.case.kind, swapId: m.case.swapId, text: m.text });
+          res.writeHead(answer).end();
+        });
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const platform = createPool(stack.databaseUrl, { max: 2 });
+      let nowMs = Date.now();
+      const notifierOn = (projection: pg.Pool) =>
+        new CaseNotifier({
+          projection,
+          platform,
+          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+          ageLimitMs: 7 * 86_400_000,
+          logger,
+          now: () => nowMs,
+        });
+      const rebuilt = createPool(stack.databaseUrl, { searchPath: rebuiltSchema, max: 1 });
+      try {
+        const notifier = notifierOn(pool);
+        const first = await notifier.round(); // the endpoint fails: everything stays owed
+        expect(first.owed).toBeGreaterThan(0);
+        expect(first).toMatchObject({ delivered: 0, failed: first.owed });
+        expect(await notifier.round()).toEqual({ owed: 0, delivered: 0, failed: 0 }); // not due before its backoff
+        answer = 200;
+        nowMs += 5_000;
+        expect(await notifier.round()).toEqual({ owed: 0, delivered: first.owed, failed: 0 });
+        nowMs += 3_600_000;
+        expect(await notifier.round()).toEqual({ owed: 0, delivered: 0, failed: 0 });
+        // The open cases from June: told opened (or reopened) and aged, each once; resolved ones from June are not.
+        const told = received.map((m) => `${m.swapId}:${m.kind}`).sort();
+        expect(told).toEqual(
+          expect.arrayContaining(['cs-settle:reopened', 'cs-settle:aged', 'cs-exc:opened']),
+        );
+        expect(new Set(told).size).toBe(told.length);
+        expect(told.some((t) => t.startsWith('cs-settle:opened'))).toBe(false);
+        expect(received.find((m) => m.swapId === 'cs-settle' && m.kind === 'reopened')!.text).toMatch(
+          /^swap-ledger: case .+\/cs-settle reopened \(mismatch, 0\.000002 BAT at stake; state open/,
+        );
+        // The same cases rebuilt by replay owe nothing new.
+        expect(await notifierOn(rebuilt).round()).toEqual({ owed: 0, delivered: 0, failed: 0 });
+      } finally {
+        await rebuilt.end();
+        await platform.end();
+        server.close();
+      }
     });
   },
 );

@@ -1,3 +1,4 @@
+import { CaseNotifier, type CaseNotifierOptions } from '../../src/ops/case-notifier.ts';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +41,7 @@ function registeredNames(): Set<string> {
   createProjectorMetrics(registry, { admin: {} as Admin, pool: never, topic: 'events', stallSeconds: 60 });
   createReconcilerMetrics(registry, never);
   new Reconciler({ metrics: registry } as unknown as ReconcilerOptions);
+  new CaseNotifier({ metrics: registry, platform: never } as unknown as CaseNotifierOptions);
   registry.collectDefaults();
   return new Set(registry.names());
 }

@@ -364,6 +364,36 @@ export const workLeases = platform.table(
 );
 
 /**
+ * The case notifications owed to CASE_NOTIFY_URL (src/ops/case-notifier.ts), an outbox: a row is written before
+ * its POST and marked delivered after a 2xx, so each is delivered at least once. Kept here, not in the
+ * projection: a replay rebuilds the cases, never re-sends what was told.
+ */
+export const caseNotifications = platform.table(
+  'case_notifications',
+  {
+    providerId: text('provider_id').notNull(),
+    swapId: text('swap_id').notNull(),
+    /** The case's opening (1, then one more per reopening) the message is about. */
+    opening: integer('opening').notNull(),
+    /** opened | reopened | aged */
+    kind: text('kind').notNull(),
+    message: jsonb('message').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    deliveredAt: ts('delivered_at'),
+    lastError: text('last_error'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.providerId, t.swapId, t.opening, t.kind], name: 'case_notifications_pkey' }),
+    index('case_notifications_undelivered_idx')
+      .on(t.nextAttemptAt)
+      .where(sql`${t.deliveredAt} is null`),
+    check('case_notifications_kind_chk', sql`${t.kind} in ('opened', 'reopened', 'aged')`),
+  ],
+);
+
+/**
  * The reconciliation queue rows each reconciler's round took, by the events that queued them: other
  * reconcilers skip them until `claimed_until`, which outlasts the round's short claiming transaction until
  * the projector folds the verdicts (the queue rows go; the claimer then deletes its round). A claim past
