@@ -153,6 +153,7 @@ export async function startDemo(options: DemoOptions, logger: Logger): Promise<R
         pair: `${swap.from}->${swap.to}`,
         plan: swap.outcome,
         fault: swap.fault,
+        ...(swap.withoutQuote ? { quote: 'asked by the gateway' } : {}),
         gateway: created.status,
       },
       'demo swap created',
