@@ -24,6 +24,9 @@ export interface CatalogSyncReport {
 
 type Client = Pick<PartnerClient, 'currencies' | 'pairs'>;
 
+/** How long a provider's catalog may fail to sync before it is logged as a warning. */
+export const CATALOG_FAILING_WARN_MS = 5 * 60_000;
+
 /**
  * One full sync of a provider's catalog: every page of GET /currencies and GET /pairs is read first;
  * only a complete read changes anything (a failed page leaves the catalog as it was, so a partner
@@ -48,18 +51,23 @@ export async function syncCatalog(
     for await (const p of client.pairs()) pairs.push(catalogPair(p));
   } catch (e) {
     const error = (e as Error).message.slice(0, 1000);
-    const r = await pool.query<{ sync_id: string; failed_before: boolean }>(
-      `with previous as (
-         select outcome from platform.catalog_syncs where provider_id = $1 order by started_at desc limit 1)
+    const r = await pool.query<{ sync_id: string; failing_since: Date }>(
+      `with last_ok as (
+         select max(started_at) as at from platform.catalog_syncs where provider_id = $1 and outcome = 'ok')
        insert into platform.catalog_syncs (provider_id, started_at, finished_at, outcome, error)
        values ($1, $2, $3, 'failed', $4)
-       returning sync_id, coalesce((select outcome = 'failed' from previous), false) as failed_before`,
+       returning sync_id, coalesce(
+         (select min(started_at) from platform.catalog_syncs
+           where provider_id = $1 and outcome = 'failed'
+             and started_at > coalesce((select at from last_ok), '-infinity')), $2) as failing_since`,
       [providerId, startedAt, now().toISOString(), error],
     );
-    // One failure (a partner not listening yet when the workers start, as the demo's) is tried again at the
-    // next sync and changes nothing: said at info. Two in a row is a partner to look at: a warning.
-    const log = { provider: providerId, err: e };
-    if (r.rows[0]!.failed_before) options.logger?.warn(log, 'catalog sync failed again');
+    // A partner not answering for a moment (the demo's simulator still starting when the poller syncs at its
+    // start) changes nothing and is tried again at the next sync: said at info. Failing for longer than
+    // CATALOG_FAILING_WARN_MS since the last good sync is a partner to look at: a warning.
+    const failingMs = Date.parse(startedAt) - new Date(r.rows[0]!.failing_since).getTime();
+    const log = { provider: providerId, failingForMs: failingMs, err: e };
+    if (failingMs >= CATALOG_FAILING_WARN_MS) options.logger?.warn(log, 'catalog sync still failing');
     else
       options.logger?.info(log, 'catalog sync failed; tried again at the next sync, the catalog unchanged');
     return { providerId, outcome: 'failed', syncId: r.rows[0]!.sync_id, error };

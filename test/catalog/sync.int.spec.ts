@@ -169,23 +169,31 @@ describe('catalog sync', () => {
     expect(syncs.rows.map((r) => r.outcome)).toEqual(['ok', 'ok', 'ok', 'failed', 'ok']);
   });
 
-  it('one failed sync is said at info (tried again at the next); a second in a row is a warning', async () => {
-    const lines: { level: number; msg: string }[] = [];
+  it('a failed sync is said at info (tried again at the next); failing for five minutes since the last good one is a warning', async () => {
+    const lines: { level: number; msg: string; failingForMs?: number }[] = [];
     const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
     const client = (await clients.get(providerId))!.client;
-    const failing = async () => {
-      sim.injectFault('currencies', { kind: 'server-error' }, { times: 2 });
-      expect(await syncCatalog(pool, client, providerId, { logger })).toMatchObject({ outcome: 'failed' });
+    let at = Date.now() + 86_400_000; // after every sync of the other tests
+    const syncAt = (minutes: number) => {
+      at += minutes * 60_000;
+      const now = new Date(at);
+      return syncCatalog(pool, client, providerId, { logger, now: () => now });
     };
-    await failing();
-    await failing();
-    expect(await syncCatalog(pool, client, providerId, { logger })).toMatchObject({ outcome: 'ok' });
-    await failing();
-    expect(lines.map((l) => [l.level, l.msg])).toEqual([
-      [30, 'catalog sync failed; tried again at the next sync, the catalog unchanged'],
-      [40, 'catalog sync failed again'],
-      [30, 'catalog synced'],
-      [30, 'catalog sync failed; tried again at the next sync, the catalog unchanged'],
+    const failingAt = async (minutes: number) => {
+      sim.injectFault('currencies', { kind: 'server-error' }, { times: 2 });
+      expect(await syncAt(minutes)).toMatchObject({ outcome: 'failed' });
+    };
+    await failingAt(0);
+    await failingAt(4);
+    await failingAt(1); // five minutes since the first failure after the last good sync
+    expect((await syncAt(1)).outcome).toBe('ok');
+    await failingAt(15);
+    expect(lines.map((l) => [l.level, l.msg, l.failingForMs])).toEqual([
+      [30, 'catalog sync failed; tried again at the next sync, the catalog unchanged', 0],
+      [30, 'catalog sync failed; tried again at the next sync, the catalog unchanged', 240_000],
+      [40, 'catalog sync still failing', 300_000],
+      [30, 'catalog synced', undefined],
+      [30, 'catalog sync failed; tried again at the next sync, the catalog unchanged', 0],
     ]);
   });
 });

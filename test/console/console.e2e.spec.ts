@@ -439,6 +439,45 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     expect(pageErrors).toEqual([]);
   }, 60_000);
 
+  it("moves the demo's cases into every state the way operators do: acknowledged, disputed, resolved three ways, the rest open", async () => {
+    const cases = await eventually(
+      'a demo case in each planned state',
+      async () => {
+        const r = await pool.query<{
+          state: string;
+          outcome: string | null;
+          resolution: Record<string, string> | null;
+          history: { step: string; operator: string | null }[];
+        }>(`select state, outcome, resolution, history from cases where provider_id = 'demo-partner'`);
+        const of = (state: string, outcome: string | null = null) =>
+          r.rows.find((c) => c.state === state && c.outcome === outcome);
+        const all = [
+          of('open'),
+          of('acknowledged'),
+          of('disputed'),
+          of('resolved', 'false_alarm'),
+          of('resolved', 'accepted_loss'),
+          of('resolved', 'partner_paid'),
+        ];
+        if (all.some((c) => c === undefined))
+          throw new Error(
+            `states so far: ${r.rows.map((c) => `${c.state}${c.outcome ? `:${c.outcome}` : ''}`).join(', ')}`,
+          );
+        return all as NonNullable<(typeof all)[number]>[];
+      },
+      120_000,
+    );
+    const [, , disputed, , writtenOff, paid] = cases;
+    expect(disputed!.history.map((h) => h.step)).toEqual(expect.arrayContaining(['acknowledge', 'dispute']));
+    // Four eyes: proposed by one operator, approved by another.
+    expect(writtenOff!.history.filter((h) => h.operator).map((h) => h.operator)).toEqual([
+      'demo-ops-ana',
+      'demo-ops-ben',
+    ]);
+    // The partner paid the difference on the demo chain: its reference is the transaction's hash.
+    expect(paid!.resolution!.reference).toMatch(/^(0x)?[0-9a-f]{64}$/);
+  }, 150_000);
+
   it('restarts a killed worker, and the projection loses nothing; Ctrl-C stops everything with exit 0', async () => {
     const before = up.pidOf('projector')!;
     const mark = up.output().length;

@@ -1,6 +1,10 @@
 import { parseOptions, UsageError, runUntilSignal, type Command } from '../command.ts';
 import { createLogger } from '../../observability/log.ts';
 import { demoOptionsFromEnv, startDemo } from '../../demo/run.ts';
+import { startDemoOperators } from '../../demo/operators.ts';
+import { loadConfig } from '../../config/config.ts';
+import { createPool } from '../../db/client.ts';
+import { openAppender } from '../../events/open.ts';
 
 export const demoRunCommand: Command = {
   words: ['demo', 'run'],
@@ -19,7 +23,30 @@ export const demoRunCommand: Command = {
     }
     const logger = createLogger({ name: 'demo' });
     const demo = await startDemo(options, logger);
-    return runUntilSignal(demo, logger, 'demo');
+    // The demo's operators act on the cases its faults open (src/demo/operators.ts), as `case` commands would.
+    const config = loadConfig(process.env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
+    const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 2 });
+    const appender = await openAppender(config, 'demo-ops', logger);
+    const operators = startDemoOperators({
+      pool,
+      append: (e) => appender.append(e),
+      providerId: options.providerId,
+      simulator: demo.simulator,
+      chains: options.chainUrls !== undefined,
+      logger,
+    });
+    return runUntilSignal(
+      {
+        async stop() {
+          await operators.stop();
+          await demo.stop();
+          await appender.stop();
+          await pool.end();
+        },
+      },
+      logger,
+      'demo',
+    );
   },
 };
 
