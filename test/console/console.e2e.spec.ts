@@ -478,6 +478,36 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     expect(paid!.resolution!.reference).toMatch(/^(0x)?[0-9a-f]{64}$/);
   }, 150_000);
 
+  it("imports the demo partner's statement of the month: its forgotten, rounded and invented lines found", async () => {
+    const outcomes = await eventually(
+      "the demo partner's statement imported",
+      async () => {
+        const r = await pool.query<{ outcome: string; n: number }>(
+          `select l.outcome, count(*)::int as n from statements s join statement_lines l using (statement_id)
+            where s.provider_id = 'demo-partner' group by l.outcome`,
+        );
+        return r.rows.length > 0 ? Object.fromEntries(r.rows.map((x) => [x.outcome, x.n])) : undefined;
+      },
+      120_000,
+    );
+    // The swap the partner invented, the one it forgot, and the rest matched (one fee rounded, where one had
+    // more than two decimals: an amount difference).
+    expect(outcomes).toMatchObject({ statement_only: 1, ledger_only: expect.any(Number) });
+    expect(outcomes.matched).toBeGreaterThanOrEqual(1);
+    const imported = /demo partner's statement imported (\{.*\})/.exec(up.output());
+    expect(imported, 'the demo says what it imported').not.toBeNull();
+    const said = JSON.parse(imported![1]!) as { rounded?: string; forgot: string };
+    const line = async (swapId: string) =>
+      (
+        await pool.query<{ outcome: string }>(
+          `select outcome from statement_lines where provider_id = 'demo-partner' and swap_id = $1`,
+          [swapId],
+        )
+      ).rows[0]?.outcome;
+    expect(await line(said.forgot)).toBe('ledger_only');
+    if (said.rounded) expect(await line(said.rounded)).toBe('amount_differs');
+  }, 150_000);
+
   it('restarts a killed worker, and the projection loses nothing; Ctrl-C stops everything with exit 0', async () => {
     const before = up.pidOf('projector')!;
     const mark = up.output().length;

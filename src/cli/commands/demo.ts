@@ -2,6 +2,9 @@ import { parseOptions, UsageError, runUntilSignal, type Command } from '../comma
 import { createLogger } from '../../observability/log.ts';
 import { demoOptionsFromEnv, startDemo } from '../../demo/run.ts';
 import { startDemoOperators } from '../../demo/operators.ts';
+import { importDemoStatement } from '../../demo/statement.ts';
+import { DEMO_CURRENCIES } from '../../demo/provision.ts';
+import { parseReconciliationPolicy } from '../../reconciler/policy.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createPool } from '../../db/client.ts';
 import { openAppender } from '../../events/open.ts';
@@ -35,9 +38,32 @@ export const demoRunCommand: Command = {
       chains: options.chainUrls !== undefined,
       logger,
     });
+    // The partner's statement of the month, with its honest differences, imported once its swaps are folded.
+    const fees = parseReconciliationPolicy(config.RECONCILE ?? {}).fees;
+    let statement: Promise<boolean> = Promise.resolve(false);
+    const statementTimer = setInterval(() => {
+      statement = statement.then(
+        async (done) =>
+          done ||
+          (await importDemoStatement({
+            pool,
+            append: (e) => appender.append(e),
+            providerId: options.providerId,
+            swaps: () => demo.simulator.swaps(),
+            platformIds: DEMO_CURRENCIES,
+            fees,
+            logger,
+          }).catch((e: unknown) => {
+            logger.warn({ err: e }, "demo partner's statement not imported; tried again");
+            return false;
+          })),
+      );
+    }, 10_000);
     return runUntilSignal(
       {
         async stop() {
+          clearInterval(statementTimer);
+          await statement;
           await operators.stop();
           await demo.stop();
           await appender.stop();
