@@ -55,34 +55,25 @@ export function demoStatement(
     c.payoutNetworkFee,
   ];
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
-  const rows = listed.map((s) => {
+  /** A swap's line; the invented one copies the last real line's figures under another id. */
+  const line = (s: SimSwapView, swapId = s.swapId) => {
     const fee = text(s.report.providerFees);
     return [
-      s.swapId,
+      swapId,
       'FINISHED',
       finishedAt(s),
       platformIds[s.currencyFrom] ?? s.currencyFrom.toUpperCase(),
       s.amountFrom,
       platformIds[s.currencyTo] ?? s.currencyTo.toUpperCase(),
       text(s.report.amount),
-      s === rounded ? formatDecimal(new Decimal(fee).toDecimalPlaces(2, Decimal.ROUND_HALF_UP)) : fee,
+      s === rounded && swapId === s.swapId
+        ? formatDecimal(new Decimal(fee).toDecimalPlaces(2, Decimal.ROUND_HALF_UP))
+        : fee,
       text(s.report.referralFees),
       text(s.report.payoutNetworkFees),
     ];
-  });
-  const last = listed.at(-1)!;
-  rows.push([
-    invented,
-    'FINISHED',
-    finishedAt(last),
-    platformIds[last.currencyFrom] ?? last.currencyFrom.toUpperCase(),
-    last.amountFrom,
-    platformIds[last.currencyTo] ?? last.currencyTo.toUpperCase(),
-    text(last.report.amount),
-    text(last.report.providerFees),
-    text(last.report.referralFees),
-    text(last.report.payoutNetworkFees),
-  ]);
+  };
+  const rows = [...listed.map((s) => line(s)), line(listed.at(-1)!, invented)];
   return {
     csv: [header, ...rows].map((r) => r.join(',')).join('\n') + '\n',
     forgot: forgot!.swapId,
