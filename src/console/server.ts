@@ -78,7 +78,8 @@ export interface ConsoleServerOptions {
 export async function buildConsoleServer(options: ConsoleServerOptions): Promise<FastifyInstance> {
   const { db } = options;
   const auth = new ConsoleAuth(options.keyDigests);
-  const assets = Object.fromEntries(
+  // A Map: `/assets/__proto__` and its kin are names like any other, not the prototype of an object.
+  const assets = new Map(
     Object.entries(ASSETS).map(([name, a]) => [name, { body: readFileSync(a.file), type: a.type }]),
   );
   const app = Fastify({
@@ -129,7 +130,7 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
   });
   app.get('/healthz', async () => 'ok');
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
-    const asset = assets[request.params.name];
+    const asset = assets.get(request.params.name);
     if (!asset) return reply.code(404).send('not found');
     return reply.type(asset.type).header('cache-control', 'max-age=300').send(asset.body);
   });

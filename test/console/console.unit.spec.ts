@@ -166,3 +166,23 @@ describe('operations page: a partner base URL as shown', () => {
     expect(withoutCredentials(undefined)).toBeUndefined();
   });
 });
+
+describe('console assets', () => {
+  it('answers 404 to a name an object inherits, not 500', async () => {
+    const { buildConsoleServer } = await import('../../src/console/server.ts');
+    const { ConsoleDb } = await import('../../src/console/db.ts');
+    const { createLogger } = await import('../../src/observability/log.ts');
+    const logger = createLogger({ level: 'silent' });
+    // No page is asked for: the pool never connects.
+    const db = new ConsoleDb('postgres://nobody@127.0.0.1:1/none', 'live', 'finance', logger);
+    const app = await buildConsoleServer({ db, keyDigests: [generateApiKey().sha256], logger });
+    try {
+      for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'])
+        expect((await app.inject({ method: 'GET', url: `/assets/${name}` })).statusCode, name).toBe(404);
+      expect((await app.inject({ method: 'GET', url: '/assets/console.css' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+      await db.close();
+    }
+  });
+});
