@@ -39,9 +39,18 @@ export async function startConsole(
     clientId: `${config.KAFKA_CLIENT_ID}-console`,
   }).admin();
   await admin.connect();
-  const db = new ConsoleDb(config.DATABASE_URL, config.PROJECTION_SCHEMA, options.financeSchema, logger, {
-    admin,
-    topic: config.EVENTS_TOPIC,
+  const db = await ConsoleDb.open(
+    config.DATABASE_URL,
+    config.PROJECTION_SCHEMA,
+    options.financeSchema,
+    logger,
+    {
+      admin,
+      topic: config.EVENTS_TOPIC,
+    },
+  ).catch(async (e: unknown) => {
+    await admin.disconnect();
+    throw e;
   });
   const app = await buildConsoleServer({
     db,

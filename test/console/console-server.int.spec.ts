@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { ConsoleDb } from '../../src/console/db.ts';
+import { CONSOLE_READER_ROLE, ConsoleDb } from '../../src/console/db.ts';
 import { buildConsoleServer } from '../../src/console/server.ts';
 import { WorkerHealthBoard } from '../../src/console/workers.ts';
 import { freePort } from '../../src/demo/provision.ts';
@@ -29,7 +29,7 @@ describe('console server', () => {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     await ensureFinanceViews(client, projection.schema, finance).finally(() => client.end());
-    db = new ConsoleDb(databaseUrl, projection.schema, finance, createLogger({ level: 'silent' }));
+    db = await ConsoleDb.open(databaseUrl, projection.schema, finance, createLogger({ level: 'silent' }));
     app = await buildConsoleServer({
       db,
       keyDigests: [key.sha256],
@@ -151,6 +151,33 @@ describe('console server', () => {
     // Without endpoints (a console started by hand) it says how to get them.
     const plain = await app.inject({ method: 'GET', url: '/operations', headers: { cookie } });
     expect(plain.body).toContain('no worker health endpoints configured');
+  });
+
+  it('reads through a login Postgres refuses any write, even with the read-only default lifted', async () => {
+    const [who] = await db.query<{ u: string; s: boolean }>(
+      'select current_user as u, rolsuper as s from pg_roles where rolname = current_user',
+    );
+    expect(who).toEqual({ u: CONSOLE_READER_ROLE, s: false });
+    expect((await db.query<{ n: string }>('select count(*)::text as n from swaps'))[0]!.n).toBe('0');
+    const writes = [
+      `insert into cases (provider_id, swap_id) values ('p', 's')`,
+      `update swaps set status = 'FINISHED'`,
+      `delete from platform.outbox`,
+      `update platform.providers set enabled = false`,
+    ];
+    for (const sql of writes)
+      await expect(
+        db.withClient(async (c) => {
+          await c.query('begin read write');
+          try {
+            return await c.query(sql);
+          } finally {
+            await c.query('rollback');
+          }
+        }),
+        sql,
+      ).rejects.toThrow(/permission denied/);
+    await expect(db.withClient((c) => c.query('set role postgres'))).rejects.toThrow(/permission denied/);
   });
 
   it('reads in read-only sessions, finance views under the finance role', async () => {
