@@ -28,12 +28,27 @@ export async function startConsole(
     | 'CONSOLE_KEY_DIGESTS'
     | 'CONSOLE_WORKER_HEALTH'
   > &
-    Partial<Pick<Config, 'HTTP_REQUEST_TIMEOUT_MS'>>,
+    Partial<
+      Pick<
+        Config,
+        | 'HTTP_REQUEST_TIMEOUT_MS'
+        | 'CONSOLE_OPERATOR_KEY_DIGESTS'
+        | 'CONSOLE_APPROVER_KEY_DIGESTS'
+        | 'CONSOLE_TRUST_PROXY'
+      >
+    >,
   logger: Logger,
   options: { financeSchema: string },
 ): Promise<RunningConsole> {
-  if (config.CONSOLE_KEY_DIGESTS.length === 0)
-    throw new ConsoleConfigError('CONSOLE_KEY_DIGESTS lists no login key: the console refuses to start open');
+  const keys = {
+    viewer: config.CONSOLE_KEY_DIGESTS,
+    operator: config.CONSOLE_OPERATOR_KEY_DIGESTS ?? [],
+    approver: config.CONSOLE_APPROVER_KEY_DIGESTS ?? [],
+  };
+  if (Object.values(keys).every((k) => k.length === 0))
+    throw new ConsoleConfigError(
+      'CONSOLE_KEY_DIGESTS, CONSOLE_OPERATOR_KEY_DIGESTS and CONSOLE_APPROVER_KEY_DIGESTS list no login key: the console refuses to start open',
+    );
   const admin = createKafka({
     brokers: config.KAFKA_BROKERS,
     clientId: `${config.KAFKA_CLIENT_ID}-console`,
@@ -54,7 +69,8 @@ export async function startConsole(
   });
   const app = await buildConsoleServer({
     db,
-    keyDigests: config.CONSOLE_KEY_DIGESTS,
+    keys,
+    trustProxy: config.CONSOLE_TRUST_PROXY ?? false,
     logger,
     workers: new WorkerHealthBoard(config.CONSOLE_WORKER_HEALTH),
     ...(config.HTTP_REQUEST_TIMEOUT_MS !== undefined

@@ -9,7 +9,16 @@ import Fastify, {
 } from 'fastify';
 import { listenerTimeouts } from '../observability/http-timeouts.ts';
 import type { Logger } from '../observability/log.ts';
-import { ConsoleAuth, SESSION_COOKIE, clearedCookie, cookieValue, sessionCookie } from './auth.ts';
+import {
+  ConsoleAuth,
+  SESSION_COOKIE,
+  clearedCookie,
+  cookieValue,
+  csrfMatches,
+  sessionCookie,
+  type ConsoleKeys,
+  type ConsoleSession,
+} from './auth.ts';
 import type { ConsoleDb } from './db.ts';
 import { escapeHtml, html, type Html } from './html.ts';
 import { page } from './layout.ts';
@@ -36,7 +45,7 @@ const SECURITY_HEADERS = {
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
-  // The login link carries the key: no page may pass its URL on.
+  // No page passes its URL (a swap id, a filter) on to another site.
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
@@ -53,13 +62,13 @@ function loginPage(failed: boolean): Html {
       <body>
         <form class="login" method="post" action="/login">
           <h1>swap-ledger console</h1>
-          <p class="muted">Read-only view of swaps, reconciliation, books and operations.</p>
+          <p class="muted">Swaps, reconciliation, books, operations and cases.</p>
           ${failed ? html`<p class="error" id="login-error">That key is not valid.</p>` : ''}
           <label
             >Login key<input type="password" name="key" autocomplete="current-password" autofocus
           /></label>
           <button class="primary" type="submit">Log in</button>
-          <p class="muted">"swap-ledger up" prints a login link when it starts.</p>
+          <p class="muted">"swap-ledger up" prints a login key when it starts.</p>
         </form>
       </body>
     </html>`;
@@ -67,7 +76,10 @@ function loginPage(failed: boolean): Html {
 
 export interface ConsoleServerOptions {
   readonly db: ConsoleDb;
-  readonly keyDigests: readonly string[];
+  /** Login key digests per role. */
+  readonly keys: ConsoleKeys;
+  /** CONSOLE_TRUST_PROXY: a proxy's X-Forwarded-Proto says whether the browser reached us over TLS. */
+  readonly trustProxy?: boolean;
   readonly logger: Logger;
   /** The workers whose /readyz the operations page shows. */
   readonly workers?: WorkerHealthBoard;
@@ -77,7 +89,7 @@ export interface ConsoleServerOptions {
 
 export async function buildConsoleServer(options: ConsoleServerOptions): Promise<FastifyInstance> {
   const { db } = options;
-  const auth = new ConsoleAuth(options.keyDigests);
+  const auth = new ConsoleAuth(options.keys);
   // A Map: `/assets/__proto__` and its kin are names like any other, not the prototype of an object.
   const assets = new Map(
     Object.entries(ASSETS).map(([name, a]) => [name, { body: readFileSync(a.file), type: a.type }]),
@@ -90,7 +102,12 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
     ...listenerTimeouts(options.requestTimeoutMs),
     // Swap ids up to PATH_ID's bound reach the handler, which answers 400 beyond it.
     routerOptions: { maxParamLength: 256 },
+    trustProxy: options.trustProxy ?? false,
   });
+  // Secure whenever the browser reached the console over TLS (its own, or a trusted proxy's).
+  const secure = (request: FastifyRequest) => request.protocol === 'https';
+  const sessionOf = (request: FastifyRequest): ConsoleSession | undefined =>
+    auth.session(cookieValue(request.headers.cookie, SESSION_COOKIE));
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
     done(null, Object.fromEntries(new URLSearchParams(body as string))),
   );
@@ -98,10 +115,21 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
     reply.headers(SECURITY_HEADERS);
     const path = request.url.split('?')[0]!;
     if (path === '/login' || path === '/healthz' || path.startsWith('/assets/')) return;
-    if (auth.isSession(cookieValue(request.headers.cookie, SESSION_COOKIE))) return;
+    if (sessionOf(request)) return;
     if (request.headers['x-console-fragment'] || request.method !== 'GET')
       return reply.code(401).type('text/plain').send('log in first');
     return reply.redirect('/login', 303);
+  });
+  // Every POST but the login carries the session's CSRF token in a hidden field.
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.method !== 'POST' || request.url.split('?')[0] === '/login') return;
+    const session = sessionOf(request);
+    const token = (request.body as Record<string, unknown> | undefined)?._csrf;
+    if (!session || !csrfMatches(session, token))
+      return reply
+        .code(403)
+        .type('text/plain')
+        .send('this form is not from your session (CSRF token missing or wrong)');
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     options.logger.error({ err: error.message, url: request.url.split('?')[0] }, 'console page failed');
@@ -113,20 +141,20 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
       );
   });
 
-  const login = (key: unknown, reply: FastifyReply) => {
-    const token = auth.login(key);
-    if (!token) return reply.code(401).type('text/html; charset=utf-8').send(loginPage(true).text);
-    return reply.header('set-cookie', sessionCookie(token)).redirect('/swaps', 303);
-  };
+  // A key in a URL lands in histories, logs and Referer headers: only the form's POST body may carry it.
   app.get<{ Querystring: { key?: string } }>('/login', async (request, reply) =>
     request.query.key !== undefined
-      ? login(request.query.key, reply)
+      ? reply.code(400).type('text/plain').send('the login key is never taken from a URL: paste it on /login')
       : reply.type('text/html; charset=utf-8').send(loginPage(false).text),
   );
-  app.post<{ Body: { key?: string } }>('/login', async (request, reply) => login(request.body?.key, reply));
+  app.post<{ Body: { key?: string } }>('/login', async (request, reply) => {
+    const token = auth.login(request.body?.key);
+    if (!token) return reply.code(401).type('text/html; charset=utf-8').send(loginPage(true).text);
+    return reply.header('set-cookie', sessionCookie(token, secure(request))).redirect('/swaps', 303);
+  });
   app.post('/logout', async (request, reply) => {
     auth.logout(cookieValue(request.headers.cookie, SESSION_COOKIE));
-    return reply.header('set-cookie', clearedCookie).redirect('/login', 303);
+    return reply.header('set-cookie', clearedCookie(secure(request))).redirect('/login', 303);
   });
   app.get('/healthz', async () => 'ok');
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
@@ -140,7 +168,10 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
   const send = (request: FastifyRequest, reply: FastifyReply, title: string, live: Html, controls?: Html) => {
     reply.type('text/html; charset=utf-8');
     if (request.headers['x-console-fragment']) return reply.send(live.text);
-    return reply.send(page({ title, path: request.url, live, ...(controls ? { controls } : {}) }).text);
+    const session = sessionOf(request)!;
+    return reply.send(
+      page({ title, path: request.url, live, session, ...(controls ? { controls } : {}) }).text,
+    );
   };
 
   app.get<{ Querystring: Record<string, string> }>('/swaps', async (request, reply) => {
