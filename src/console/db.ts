@@ -98,6 +98,11 @@ export class ConsoleDb {
     return new ConsoleDb(readerUrl, live, finance, logger, kafka);
   }
 
+  /** The read-only pool itself, for the shared readers that take one (src/ops/cases.ts). */
+  get reader(): pg.Pool {
+    return this.pool;
+  }
+
   /** Projection and platform tables (operations, journal): read-only session, the service role. */
   async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
     return (await this.pool.query<R>(sql, params)).rows;

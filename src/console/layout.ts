@@ -4,6 +4,7 @@ import { html, type Html } from './html.ts';
 const NAV = [
   ['/swaps', 'Swaps'],
   ['/reconciliation', 'Reconciliation'],
+  ['/cases', 'Cases'],
   ['/books', 'Books'],
   ['/operations', 'Operations'],
 ] as const;

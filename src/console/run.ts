@@ -1,5 +1,8 @@
 import type { Config } from '../config/config.ts';
 import { createKafka } from '../events/kafka.ts';
+import { openAppender } from '../events/index.ts';
+import type { EventAppender } from '../events/producer.ts';
+import type { SwapEvent } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import { ConsoleDb } from './db.ts';
 import { buildConsoleServer } from './server.ts';
@@ -35,6 +38,8 @@ export async function startConsole(
         | 'CONSOLE_OPERATOR_KEY_DIGESTS'
         | 'CONSOLE_APPROVER_KEY_DIGESTS'
         | 'CONSOLE_TRUST_PROXY'
+        | 'SCHEMA_REGISTRY_URL'
+        | 'KAFKA_SEND_TIMEOUT_MS'
       >
     >,
   logger: Logger,
@@ -67,7 +72,28 @@ export async function startConsole(
     await admin.disconnect();
     throw e;
   });
+  // Case actions append through the appender, opened at the first one: a console only read never opens it.
+  let appender: Promise<EventAppender> | undefined;
+  const registry = config.SCHEMA_REGISTRY_URL;
+  const appendCaseEvent = registry
+    ? async (event: SwapEvent) => {
+        appender ??= openAppender(
+          {
+            ...config,
+            SCHEMA_REGISTRY_URL: registry,
+            KAFKA_SEND_TIMEOUT_MS: config.KAFKA_SEND_TIMEOUT_MS ?? 5000,
+          },
+          'console',
+          logger,
+        ).catch((e: unknown) => {
+          appender = undefined;
+          throw e;
+        });
+        await (await appender).append(event);
+      }
+    : undefined;
   const app = await buildConsoleServer({
+    ...(appendCaseEvent ? { appendCaseEvent } : {}),
     db,
     keys,
     trustProxy: config.CONSOLE_TRUST_PROXY ?? false,
@@ -91,6 +117,7 @@ export async function startConsole(
     url: `http://${host}:${port}`,
     async stop() {
       await app.close();
+      await (await appender?.catch(() => undefined))?.stop();
       await db.close();
       await admin.disconnect();
     },

@@ -28,6 +28,21 @@ import { mismatchesCsv, openMismatches, reconciliationLive } from './pages/recon
 import { swapLive } from './pages/swap.ts';
 import { cleanFilters, swapsControls, swapsLive } from './pages/swaps.ts';
 import type { WorkerHealthBoard } from './workers.ts';
+import { CASE_ACTIONS, type CaseAction } from '../cases/machine.ts';
+import { checkCaseAction, listCases, loadCase } from '../ops/cases.ts';
+import { caseActedEvent } from '../ops/operator-events.ts';
+import { buildEvidencePack, EvidenceError } from '../ops/evidence.ts';
+import { canonicalJson } from '../cases/evidence.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
+import {
+  caseHref,
+  caseLive,
+  casesControls,
+  casesLive,
+  cleanCaseFilters,
+  mayTake,
+  type AppendCaseEvent,
+} from './pages/cases.ts';
 
 const ASSETS: Record<string, { file: URL; type: string }> = {
   'console.css': { file: new URL('./assets/console.css', import.meta.url), type: 'text/css; charset=utf-8' },
@@ -81,6 +96,8 @@ export interface ConsoleServerOptions {
   /** CONSOLE_TRUST_PROXY: a proxy's X-Forwarded-Proto says whether the browser reached us over TLS. */
   readonly trustProxy?: boolean;
   readonly logger: Logger;
+  /** Appends an operator's case action (the appender); without it the console only reads cases. */
+  readonly appendCaseEvent?: AppendCaseEvent;
   /** The workers whose /readyz the operations page shows. */
   readonly workers?: WorkerHealthBoard;
   /** HTTP_REQUEST_TIMEOUT_MS (default: src/observability/http-timeouts.ts). */
@@ -229,6 +246,111 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
   });
   app.get('/operations', async (request, reply) =>
     send(request, reply, 'Operations', await operationsLive(db, options.workers)),
+  );
+  app.get<{ Querystring: Record<string, string> }>('/cases', async (request, reply) => {
+    const filters = cleanCaseFilters(request.query);
+    const cases = await listCases(db.reader, {
+      ...(filters.state ? { states: [filters.state] } : {}),
+      ...(filters.partner ? { providerId: filters.partner } : {}),
+    });
+    return send(request, reply, 'Cases', casesLive(cases), casesControls(filters));
+  });
+  app.get<{ Params: { provider: string; swapId: string } }>(
+    '/cases/:provider/:swapId',
+    async (request, reply) => {
+      const { provider, swapId } = request.params;
+      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send('provider and swap id must be 1-200 printable characters');
+      const c = await loadCase(db.reader, { providerId: provider, swapId });
+      if (!c) {
+        reply.code(404);
+        return send(
+          request,
+          reply,
+          `Case ${provider}/${swapId}`,
+          html`<p class="error">No case for ${provider}/${swapId}.</p>`,
+        );
+      }
+      return send(request, reply, `Case ${provider}/${swapId}`, caseLive(c, sessionOf(request)!));
+    },
+  );
+  app.get<{ Params: { provider: string; swapId: string } }>(
+    '/cases/:provider/:swapId/evidence.json',
+    async (request, reply) => {
+      const { provider, swapId } = request.params;
+      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send('provider and swap id must be 1-200 printable characters');
+      try {
+        const pack = await buildEvidencePack(db.reader, { providerId: provider, swapId });
+        return reply
+          .type('application/json; charset=utf-8')
+          .header('content-disposition', 'attachment; filename="evidence.json"')
+          .send(canonicalJson(pack));
+      } catch (e) {
+        if (e instanceof EvidenceError) return reply.code(404).type('text/plain').send(e.message);
+        throw e;
+      }
+    },
+  );
+  // The CSRF token was checked by the preHandler; here the role, then the state machine, then the append.
+  app.post<{ Params: { provider: string; swapId: string; action: string }; Body: Record<string, string> }>(
+    '/cases/:provider/:swapId/:action',
+    async (request, reply) => {
+      const { provider, swapId, action } = request.params;
+      const session = sessionOf(request)!;
+      if (!(CASE_ACTIONS as readonly string[]).includes(action))
+        return reply
+          .code(404)
+          .type('text/plain')
+          .send(`no case action "${action.slice(0, 40)}"`);
+      if (!mayTake(session.role, action as CaseAction))
+        return reply
+          .code(403)
+          .type('text/plain')
+          .send(`a ${session.role} may not ${action.replaceAll('_', ' ')}`);
+      if (!options.appendCaseEvent)
+        return reply.code(503).type('text/plain').send('this console was started without an event appender');
+      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send('provider and swap id must be 1-200 printable characters');
+      const body = request.body ?? {};
+      const ref = { providerId: provider, swapId };
+      try {
+        const event = caseActedEvent({
+          ...ref,
+          action,
+          by: session.operator,
+          reason: body.reason,
+          outcome: body.outcome,
+          sent: body.sent,
+          reference: body.reference,
+          setting: body.setting,
+          amount: body.amount,
+          currency: body.currency,
+        });
+        await checkCaseAction(db.reader, ref, event);
+        await options.appendCaseEvent(event);
+      } catch (e) {
+        if (!(e instanceof InputRefusedError)) throw e;
+        reply.code(422);
+        return send(
+          request,
+          reply,
+          `Case ${provider}/${swapId}`,
+          html`<p class="error" id="action-refused">${e.message}</p>`,
+        );
+      }
+      // The projection shows the action once the projector folds it; the case page refreshes itself.
+      return reply.redirect(caseHref(provider, swapId), 303);
+    },
   );
   return app;
 }
