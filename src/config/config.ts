@@ -92,6 +92,14 @@ const sha256List: Parser<string[]> = (raw) => {
   return list.map((d) => d.toLowerCase());
 };
 
+/** A switch: true/false (or 1/0, yes/no). */
+const flag: Parser<boolean> = (raw) => {
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(v)) return true;
+  if (['false', '0', 'no', ''].includes(v)) return false;
+  throw new Error('must be true or false');
+};
+
 /** A comma list of provider ids (empty: none listed). */
 const providerIds: Parser<string[]> = (raw) => {
   const list = raw
@@ -369,8 +377,25 @@ export const configSpec = {
   CONSOLE_KEY_DIGESTS: {
     parse: sha256List,
     default: [] as string[],
-    doc: 'SHA-256 digests (hex, comma separated) of the console login keys; `up` makes one when empty',
+    doc: 'SHA-256 digests (hex, comma separated) of the console viewer login keys (read only)',
     secret: true,
+  },
+  CONSOLE_OPERATOR_KEY_DIGESTS: {
+    parse: sha256List,
+    default: [] as string[],
+    doc: 'SHA-256 digests of the console operator keys (act on cases); `up` makes one when no console key is set',
+    secret: true,
+  },
+  CONSOLE_APPROVER_KEY_DIGESTS: {
+    parse: sha256List,
+    default: [] as string[],
+    doc: "SHA-256 digests of the console approver keys (act on cases and approve another's write-off)",
+    secret: true,
+  },
+  CONSOLE_TRUST_PROXY: {
+    parse: flag,
+    default: false,
+    doc: "Trust a proxy's X-Forwarded-Proto: https there marks the session cookie Secure",
   },
   CONSOLE_WORKER_HEALTH: {
     parse: parseWorkerEndpoints,

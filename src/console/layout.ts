@@ -1,8 +1,10 @@
+import type { ConsoleSession } from './auth.ts';
 import { html, type Html } from './html.ts';
 
 const NAV = [
   ['/swaps', 'Swaps'],
   ['/reconciliation', 'Reconciliation'],
+  ['/cases', 'Cases'],
   ['/books', 'Books'],
   ['/operations', 'Operations'],
 ] as const;
@@ -11,7 +13,13 @@ const NAV = [
  * The page shell. `controls` (search forms) stay put; `live` is the part the page script refreshes
  * every few seconds from the same URL (header `x-console-fragment`), so forms are never reset.
  */
-export function page(options: { title: string; path: string; controls?: Html; live: Html }): Html {
+export function page(options: {
+  title: string;
+  path: string;
+  controls?: Html;
+  live: Html;
+  session: ConsoleSession;
+}): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -29,11 +37,19 @@ export function page(options: { title: string; path: string; controls?: Html; li
             ${NAV.map(([href, label]) => html`<a href="${href}" ${options.path.startsWith(href) ? html` class="active"` : ''}>${label}</a>`)}
           </nav>
           <span class="live-state" id="live-state" title="refreshed every 3 s">live</span>
-          <form method="post" action="/logout"><button type="submit">Log out</button></form>
+          <span class="who" id="who">${options.session.operator}</span>
+          <form method="post" action="/logout">
+            ${csrfField(options.session)}<button type="submit">Log out</button>
+          </form>
         </header>
         <h1>${options.title}</h1>
         ${options.controls ?? ''}
         <main id="live" data-refresh-ms="3000">${options.live}</main>
       </body>
     </html>`;
+}
+
+/** The hidden field every POST form carries (checked by the server's preHandler). */
+export function csrfField(session: ConsoleSession): Html {
+  return html`<input type="hidden" name="_csrf" value="${session.csrf}" />`;
 }

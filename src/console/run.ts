@@ -1,5 +1,8 @@
 import type { Config } from '../config/config.ts';
 import { createKafka } from '../events/kafka.ts';
+import { openAppender } from '../events/index.ts';
+import type { EventAppender } from '../events/producer.ts';
+import type { SwapEvent } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import { ConsoleDb } from './db.ts';
 import { buildConsoleServer } from './server.ts';
@@ -28,24 +31,72 @@ export async function startConsole(
     | 'CONSOLE_KEY_DIGESTS'
     | 'CONSOLE_WORKER_HEALTH'
   > &
-    Partial<Pick<Config, 'HTTP_REQUEST_TIMEOUT_MS'>>,
+    Partial<
+      Pick<
+        Config,
+        | 'HTTP_REQUEST_TIMEOUT_MS'
+        | 'CONSOLE_OPERATOR_KEY_DIGESTS'
+        | 'CONSOLE_APPROVER_KEY_DIGESTS'
+        | 'CONSOLE_TRUST_PROXY'
+        | 'SCHEMA_REGISTRY_URL'
+        | 'KAFKA_SEND_TIMEOUT_MS'
+      >
+    >,
   logger: Logger,
   options: { financeSchema: string },
 ): Promise<RunningConsole> {
-  if (config.CONSOLE_KEY_DIGESTS.length === 0)
-    throw new ConsoleConfigError('CONSOLE_KEY_DIGESTS lists no login key: the console refuses to start open');
+  const keys = {
+    viewer: config.CONSOLE_KEY_DIGESTS,
+    operator: config.CONSOLE_OPERATOR_KEY_DIGESTS ?? [],
+    approver: config.CONSOLE_APPROVER_KEY_DIGESTS ?? [],
+  };
+  if (Object.values(keys).every((k) => k.length === 0))
+    throw new ConsoleConfigError(
+      'CONSOLE_KEY_DIGESTS, CONSOLE_OPERATOR_KEY_DIGESTS and CONSOLE_APPROVER_KEY_DIGESTS list no login key: the console refuses to start open',
+    );
   const admin = createKafka({
     brokers: config.KAFKA_BROKERS,
     clientId: `${config.KAFKA_CLIENT_ID}-console`,
   }).admin();
   await admin.connect();
-  const db = new ConsoleDb(config.DATABASE_URL, config.PROJECTION_SCHEMA, options.financeSchema, logger, {
-    admin,
-    topic: config.EVENTS_TOPIC,
+  const db = await ConsoleDb.open(
+    config.DATABASE_URL,
+    config.PROJECTION_SCHEMA,
+    options.financeSchema,
+    logger,
+    {
+      admin,
+      topic: config.EVENTS_TOPIC,
+    },
+  ).catch(async (e: unknown) => {
+    await admin.disconnect();
+    throw e;
   });
+  // Case actions append through the appender, opened at the first one: a console only read never opens it.
+  let appender: Promise<EventAppender> | undefined;
+  const registry = config.SCHEMA_REGISTRY_URL;
+  const appendCaseEvent = registry
+    ? async (event: SwapEvent) => {
+        appender ??= openAppender(
+          {
+            ...config,
+            SCHEMA_REGISTRY_URL: registry,
+            KAFKA_SEND_TIMEOUT_MS: config.KAFKA_SEND_TIMEOUT_MS ?? 5000,
+          },
+          'console',
+          logger,
+        ).catch((e: unknown) => {
+          appender = undefined;
+          throw e;
+        });
+        await (await appender).append(event);
+      }
+    : undefined;
   const app = await buildConsoleServer({
+    ...(appendCaseEvent ? { appendCaseEvent } : {}),
     db,
-    keyDigests: config.CONSOLE_KEY_DIGESTS,
+    keys,
+    trustProxy: config.CONSOLE_TRUST_PROXY ?? false,
     logger,
     workers: new WorkerHealthBoard(config.CONSOLE_WORKER_HEALTH),
     ...(config.HTTP_REQUEST_TIMEOUT_MS !== undefined
@@ -66,6 +117,7 @@ export async function startConsole(
     url: `http://${host}:${port}`,
     async stop() {
       await app.close();
+      await (await appender?.catch(() => undefined))?.stop();
       await db.close();
       await admin.disconnect();
     },

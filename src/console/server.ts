@@ -9,7 +9,16 @@ import Fastify, {
 } from 'fastify';
 import { listenerTimeouts } from '../observability/http-timeouts.ts';
 import type { Logger } from '../observability/log.ts';
-import { ConsoleAuth, SESSION_COOKIE, clearedCookie, cookieValue, sessionCookie } from './auth.ts';
+import {
+  ConsoleAuth,
+  SESSION_COOKIE,
+  clearedCookie,
+  cookieValue,
+  csrfMatches,
+  sessionCookie,
+  type ConsoleKeys,
+  type ConsoleSession,
+} from './auth.ts';
 import type { ConsoleDb } from './db.ts';
 import { escapeHtml, html, type Html } from './html.ts';
 import { page } from './layout.ts';
@@ -19,6 +28,21 @@ import { mismatchesCsv, openMismatches, reconciliationLive } from './pages/recon
 import { swapLive } from './pages/swap.ts';
 import { cleanFilters, swapsControls, swapsLive } from './pages/swaps.ts';
 import type { WorkerHealthBoard } from './workers.ts';
+import { CASE_ACTIONS, type CaseAction } from '../cases/machine.ts';
+import { checkCaseAction, listCases, loadCase } from '../ops/cases.ts';
+import { caseActedEvent } from '../ops/operator-events.ts';
+import { buildEvidencePack, EvidenceError } from '../ops/evidence.ts';
+import { canonicalJson } from '../cases/evidence.ts';
+import { InputRefusedError } from '../lifecycle/refusal.ts';
+import {
+  caseHref,
+  caseLive,
+  casesControls,
+  casesLive,
+  cleanCaseFilters,
+  mayTake,
+  type AppendCaseEvent,
+} from './pages/cases.ts';
 
 const ASSETS: Record<string, { file: URL; type: string }> = {
   'console.css': { file: new URL('./assets/console.css', import.meta.url), type: 'text/css; charset=utf-8' },
@@ -36,7 +60,7 @@ const SECURITY_HEADERS = {
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
-  // The login link carries the key: no page may pass its URL on.
+  // No page passes its URL (a swap id, a filter) on to another site.
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
@@ -53,13 +77,13 @@ function loginPage(failed: boolean): Html {
       <body>
         <form class="login" method="post" action="/login">
           <h1>swap-ledger console</h1>
-          <p class="muted">Read-only view of swaps, reconciliation, books and operations.</p>
+          <p class="muted">Swaps, reconciliation, books, operations and cases.</p>
           ${failed ? html`<p class="error" id="login-error">That key is not valid.</p>` : ''}
           <label
             >Login key<input type="password" name="key" autocomplete="current-password" autofocus
           /></label>
           <button class="primary" type="submit">Log in</button>
-          <p class="muted">"swap-ledger up" prints a login link when it starts.</p>
+          <p class="muted">"swap-ledger up" prints a login key when it starts.</p>
         </form>
       </body>
     </html>`;
@@ -67,8 +91,13 @@ function loginPage(failed: boolean): Html {
 
 export interface ConsoleServerOptions {
   readonly db: ConsoleDb;
-  readonly keyDigests: readonly string[];
+  /** Login key digests per role. */
+  readonly keys: ConsoleKeys;
+  /** CONSOLE_TRUST_PROXY: a proxy's X-Forwarded-Proto says whether the browser reached us over TLS. */
+  readonly trustProxy?: boolean;
   readonly logger: Logger;
+  /** Appends an operator's case action (the appender); without it the console only reads cases. */
+  readonly appendCaseEvent?: AppendCaseEvent;
   /** The workers whose /readyz the operations page shows. */
   readonly workers?: WorkerHealthBoard;
   /** HTTP_REQUEST_TIMEOUT_MS (default: src/observability/http-timeouts.ts). */
@@ -77,8 +106,9 @@ export interface ConsoleServerOptions {
 
 export async function buildConsoleServer(options: ConsoleServerOptions): Promise<FastifyInstance> {
   const { db } = options;
-  const auth = new ConsoleAuth(options.keyDigests);
-  const assets = Object.fromEntries(
+  const auth = new ConsoleAuth(options.keys);
+  // A Map: `/assets/__proto__` and its kin are names like any other, not the prototype of an object.
+  const assets = new Map(
     Object.entries(ASSETS).map(([name, a]) => [name, { body: readFileSync(a.file), type: a.type }]),
   );
   const app = Fastify({
@@ -89,7 +119,12 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
     ...listenerTimeouts(options.requestTimeoutMs),
     // Swap ids up to PATH_ID's bound reach the handler, which answers 400 beyond it.
     routerOptions: { maxParamLength: 256 },
+    trustProxy: options.trustProxy ?? false,
   });
+  // Secure whenever the browser reached the console over TLS (its own, or a trusted proxy's).
+  const secure = (request: FastifyRequest) => request.protocol === 'https';
+  const sessionOf = (request: FastifyRequest): ConsoleSession | undefined =>
+    auth.session(cookieValue(request.headers.cookie, SESSION_COOKIE));
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
     done(null, Object.fromEntries(new URLSearchParams(body as string))),
   );
@@ -97,10 +132,21 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
     reply.headers(SECURITY_HEADERS);
     const path = request.url.split('?')[0]!;
     if (path === '/login' || path === '/healthz' || path.startsWith('/assets/')) return;
-    if (auth.isSession(cookieValue(request.headers.cookie, SESSION_COOKIE))) return;
+    if (sessionOf(request)) return;
     if (request.headers['x-console-fragment'] || request.method !== 'GET')
       return reply.code(401).type('text/plain').send('log in first');
     return reply.redirect('/login', 303);
+  });
+  // Every POST but the login carries the session's CSRF token in a hidden field.
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.method !== 'POST' || request.url.split('?')[0] === '/login') return;
+    const session = sessionOf(request);
+    const token = (request.body as Record<string, unknown> | undefined)?._csrf;
+    if (!session || !csrfMatches(session, token))
+      return reply
+        .code(403)
+        .type('text/plain')
+        .send('this form is not from your session (CSRF token missing or wrong)');
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     options.logger.error({ err: error.message, url: request.url.split('?')[0] }, 'console page failed');
@@ -112,24 +158,24 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
       );
   });
 
-  const login = (key: unknown, reply: FastifyReply) => {
-    const token = auth.login(key);
-    if (!token) return reply.code(401).type('text/html; charset=utf-8').send(loginPage(true).text);
-    return reply.header('set-cookie', sessionCookie(token)).redirect('/swaps', 303);
-  };
+  // A key in a URL lands in histories, logs and Referer headers: only the form's POST body may carry it.
   app.get<{ Querystring: { key?: string } }>('/login', async (request, reply) =>
     request.query.key !== undefined
-      ? login(request.query.key, reply)
+      ? reply.code(400).type('text/plain').send('the login key is never taken from a URL: paste it on /login')
       : reply.type('text/html; charset=utf-8').send(loginPage(false).text),
   );
-  app.post<{ Body: { key?: string } }>('/login', async (request, reply) => login(request.body?.key, reply));
+  app.post<{ Body: { key?: string } }>('/login', async (request, reply) => {
+    const token = auth.login(request.body?.key);
+    if (!token) return reply.code(401).type('text/html; charset=utf-8').send(loginPage(true).text);
+    return reply.header('set-cookie', sessionCookie(token, secure(request))).redirect('/swaps', 303);
+  });
   app.post('/logout', async (request, reply) => {
     auth.logout(cookieValue(request.headers.cookie, SESSION_COOKIE));
-    return reply.header('set-cookie', clearedCookie).redirect('/login', 303);
+    return reply.header('set-cookie', clearedCookie(secure(request))).redirect('/login', 303);
   });
   app.get('/healthz', async () => 'ok');
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
-    const asset = assets[request.params.name];
+    const asset = assets.get(request.params.name);
     if (!asset) return reply.code(404).send('not found');
     return reply.type(asset.type).header('cache-control', 'max-age=300').send(asset.body);
   });
@@ -139,7 +185,10 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
   const send = (request: FastifyRequest, reply: FastifyReply, title: string, live: Html, controls?: Html) => {
     reply.type('text/html; charset=utf-8');
     if (request.headers['x-console-fragment']) return reply.send(live.text);
-    return reply.send(page({ title, path: request.url, live, ...(controls ? { controls } : {}) }).text);
+    const session = sessionOf(request)!;
+    return reply.send(
+      page({ title, path: request.url, live, session, ...(controls ? { controls } : {}) }).text,
+    );
   };
 
   app.get<{ Querystring: Record<string, string> }>('/swaps', async (request, reply) => {
@@ -197,6 +246,111 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
   });
   app.get('/operations', async (request, reply) =>
     send(request, reply, 'Operations', await operationsLive(db, options.workers)),
+  );
+  app.get<{ Querystring: Record<string, string> }>('/cases', async (request, reply) => {
+    const filters = cleanCaseFilters(request.query);
+    const cases = await listCases(db.reader, {
+      ...(filters.state ? { states: [filters.state] } : {}),
+      ...(filters.partner ? { providerId: filters.partner } : {}),
+    });
+    return send(request, reply, 'Cases', casesLive(cases), casesControls(filters));
+  });
+  app.get<{ Params: { provider: string; swapId: string } }>(
+    '/cases/:provider/:swapId',
+    async (request, reply) => {
+      const { provider, swapId } = request.params;
+      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send('provider and swap id must be 1-200 printable characters');
+      const c = await loadCase(db.reader, { providerId: provider, swapId });
+      if (!c) {
+        reply.code(404);
+        return send(
+          request,
+          reply,
+          `Case ${provider}/${swapId}`,
+          html`<p class="error">No case for ${provider}/${swapId}.</p>`,
+        );
+      }
+      return send(request, reply, `Case ${provider}/${swapId}`, caseLive(c, sessionOf(request)!));
+    },
+  );
+  app.get<{ Params: { provider: string; swapId: string } }>(
+    '/cases/:provider/:swapId/evidence.json',
+    async (request, reply) => {
+      const { provider, swapId } = request.params;
+      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send('provider and swap id must be 1-200 printable characters');
+      try {
+        const pack = await buildEvidencePack(db.reader, { providerId: provider, swapId });
+        return reply
+          .type('application/json; charset=utf-8')
+          .header('content-disposition', 'attachment; filename="evidence.json"')
+          .send(canonicalJson(pack));
+      } catch (e) {
+        if (e instanceof EvidenceError) return reply.code(404).type('text/plain').send(e.message);
+        throw e;
+      }
+    },
+  );
+  // The CSRF token was checked by the preHandler; here the role, then the state machine, then the append.
+  app.post<{ Params: { provider: string; swapId: string; action: string }; Body: Record<string, string> }>(
+    '/cases/:provider/:swapId/:action',
+    async (request, reply) => {
+      const { provider, swapId, action } = request.params;
+      const session = sessionOf(request)!;
+      if (!(CASE_ACTIONS as readonly string[]).includes(action))
+        return reply
+          .code(404)
+          .type('text/plain')
+          .send(`no case action "${action.slice(0, 40)}"`);
+      if (!mayTake(session.role, action as CaseAction))
+        return reply
+          .code(403)
+          .type('text/plain')
+          .send(`a ${session.role} may not ${action.replaceAll('_', ' ')}`);
+      if (!options.appendCaseEvent)
+        return reply.code(503).type('text/plain').send('this console was started without an event appender');
+      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send('provider and swap id must be 1-200 printable characters');
+      const body = request.body ?? {};
+      const ref = { providerId: provider, swapId };
+      try {
+        const event = caseActedEvent({
+          ...ref,
+          action,
+          by: session.operator,
+          reason: body.reason,
+          outcome: body.outcome,
+          sent: body.sent,
+          reference: body.reference,
+          setting: body.setting,
+          amount: body.amount,
+          currency: body.currency,
+        });
+        await checkCaseAction(db.reader, ref, event);
+        await options.appendCaseEvent(event);
+      } catch (e) {
+        if (!(e instanceof InputRefusedError)) throw e;
+        reply.code(422);
+        return send(
+          request,
+          reply,
+          `Case ${provider}/${swapId}`,
+          html`<p class="error" id="action-refused">${e.message}</p>`,
+        );
+      }
+      // The projection shows the action once the projector folds it; the case page refreshes itself.
+      return reply.redirect(caseHref(provider, swapId), 303);
+    },
   );
   return app;
 }

@@ -7,20 +7,25 @@
  * calc'!A0` starts like one): a cell whose first character is `=`, `+`, `-`, `@`, a tab (0x09) or a carriage
  * return (0x0D) is prefixed with a single quote `'`, which spreadsheets read as "text". Our own figures are
  * plain decimals, so only a negative one (a delta) gains the quote: `'-0.0005`, to be read as text.
- * Then a cell holding `"`, `,`, CR or LF is quoted, its quotes doubled (RFC 4180). Null is the empty cell.
+ * A spreadsheet in a `;`-separator locale splits an unquoted `x;=1+1` into `x` and a formula, so a cell with a
+ * separator followed by a formula character (`;=`, `,=`, `; +`…) gains the quote too, and any cell holding
+ * `;` is quoted (OWASP: quote the field, prefix the quote, double the inner quotes).
+ * Then a cell holding `"`, `,`, `;`, CR or LF is quoted, its quotes doubled (RFC 4180). Null is the empty cell.
  */
 
 export type CsvCell = string | number | bigint | boolean | null | undefined;
 
 /** Characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection"). */
 const FORMULA_START = /^[=+\-@\t\r]/;
+/** A formula that starts after a `;` or `,` separator inside the cell. */
+const FORMULA_AFTER_SEPARATOR = /[;,][ \t\r\n]*[=+\-@]/;
 
 /** One cell, neutralised and quoted as needed. */
 export function csvCell(value: CsvCell): string {
   if (value === null || value === undefined) return '';
   let s = String(value);
-  if (FORMULA_START.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  if (FORMULA_START.test(s) || FORMULA_AFTER_SEPARATOR.test(s)) s = `'${s}`;
+  return /[",;\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
 /** One record: its cells, comma-separated, with no line ending. */

@@ -103,10 +103,15 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
   const webhookPorts = await replicaPorts(ports.webhook, config.WEBHOOK_PORT > 0, replicas, 'WEBHOOK_PORT');
   const gatewayPorts = await replicaPorts(ports.gateway, config.GATEWAY_PORT > 0, replicas, 'GATEWAY_PORT');
   let consoleKey: string | undefined;
-  if (config.CONSOLE_KEY_DIGESTS.length === 0) {
+  const consoleKeys = [
+    config.CONSOLE_KEY_DIGESTS,
+    config.CONSOLE_OPERATOR_KEY_DIGESTS,
+    config.CONSOLE_APPROVER_KEY_DIGESTS,
+  ];
+  if (consoleKeys.every((k) => k.length === 0)) {
     const key = generateApiKey();
     consoleKey = key.key;
-    env.CONSOLE_KEY_DIGESTS = key.sha256;
+    env.CONSOLE_OPERATOR_KEY_DIGESTS = key.sha256;
   }
 
   const demoWorkers: WorkerSpec[] = [];
@@ -199,6 +204,8 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
   });
   const consoleUrl = `http://${hostOf(config.CONSOLE_HOST)}:${ports.console}`;
   supervisor.start();
-  say(`console: ${consoleUrl}/` + (consoleKey ? ` (login: ${consoleUrl}/login?key=${consoleKey})` : ''));
+  say(`console: ${consoleUrl}/`);
+  // Apart from the URL: a key in a link would land in the browser's history (the console refuses it there).
+  if (consoleKey) say(`console operator login key (paste it on ${consoleUrl}/login): ${consoleKey}`);
   return { supervisor, consoleUrl };
 }

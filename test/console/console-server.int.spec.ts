@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { ConsoleDb } from '../../src/console/db.ts';
+import { CONSOLE_READER_ROLE, ConsoleDb } from '../../src/console/db.ts';
 import { buildConsoleServer } from '../../src/console/server.ts';
 import { WorkerHealthBoard } from '../../src/console/workers.ts';
 import { freePort } from '../../src/demo/provision.ts';
@@ -12,6 +12,14 @@ import { migratePlatform } from '../../src/db/migrate.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { generateApiKey } from '../../src/providers/api-keys.ts';
 import { freshProjection, testStack, uniqueName } from '../support/context.ts';
+
+const logIn = (app: FastifyInstance, key: string, headers: Record<string, string> = {}) =>
+  app.inject({
+    method: 'POST',
+    url: '/login',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: `key=${encodeURIComponent(key)}`,
+  });
 
 /** The console's HTTP edge on a real (empty) projection: login, refusals, read-only sessions. */
 describe('console server', () => {
@@ -29,13 +37,13 @@ describe('console server', () => {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     await ensureFinanceViews(client, projection.schema, finance).finally(() => client.end());
-    db = new ConsoleDb(databaseUrl, projection.schema, finance, createLogger({ level: 'silent' }));
+    db = await ConsoleDb.open(databaseUrl, projection.schema, finance, createLogger({ level: 'silent' }));
     app = await buildConsoleServer({
       db,
-      keyDigests: [key.sha256],
+      keys: { viewer: [key.sha256] },
       logger: createLogger({ level: 'silent' }),
     });
-    const login = await app.inject({ method: 'GET', url: `/login?key=${key.key}` });
+    const login = await logIn(app, key.key);
     expect(login.statusCode).toBe(303);
     cookie = String(login.headers['set-cookie']).split(';')[0]!;
   });
@@ -44,6 +52,59 @@ describe('console server', () => {
     await app?.close();
     await db?.close();
     await projection?.pool.end();
+  });
+
+  it('never takes the key from a URL, and gives a cookie scripts cannot read that expires', async () => {
+    const byUrl = await app.inject({ method: 'GET', url: `/login?key=${key.key}` });
+    expect(byUrl.statusCode).toBe(400);
+    expect(byUrl.headers['set-cookie']).toBeUndefined();
+    const login = await logIn(app, key.key);
+    const set = String(login.headers['set-cookie']);
+    expect(set).toMatch(/; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
+    // Over plain HTTP with no trusted proxy, a forwarded header changes nothing.
+    expect(
+      String((await logIn(app, key.key, { 'x-forwarded-proto': 'https' })).headers['set-cookie']),
+    ).not.toContain('Secure');
+    const page = await app.inject({ method: 'GET', url: '/swaps', headers: { cookie } });
+    expect(page.body).toContain(`console:viewer:${key.sha256.slice(0, 12)}`);
+    // A logout without the session's form token is refused; with it, the session ends.
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const form = { 'content-type': 'application/x-www-form-urlencoded', cookie: set.split(';')[0]! };
+    expect(
+      (await app.inject({ method: 'POST', url: '/logout', headers: form, payload: '' })).statusCode,
+    ).toBe(403);
+    expect(
+      (await app.inject({ method: 'POST', url: '/logout', headers: form, payload: `_csrf=${csrf}` }))
+        .statusCode,
+    ).toBe(403); // another session's token
+  });
+
+  it('marks the cookie Secure when a trusted proxy says the browser used TLS', async () => {
+    const behindProxy = await buildConsoleServer({
+      db,
+      keys: { viewer: [key.sha256] },
+      trustProxy: true,
+      logger: createLogger({ level: 'silent' }),
+    });
+    try {
+      const tls = await logIn(behindProxy, key.key, { 'x-forwarded-proto': 'https' });
+      expect(String(tls.headers['set-cookie'])).toMatch(/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/);
+      const session = String(tls.headers['set-cookie']).split(';')[0]!;
+      const page = await behindProxy.inject({ method: 'GET', url: '/swaps', headers: { cookie: session } });
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+      const out = await behindProxy.inject({
+        method: 'POST',
+        url: '/logout',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session },
+        payload: `_csrf=${csrf}`,
+      });
+      expect(out.statusCode).toBe(303);
+      expect(
+        (await behindProxy.inject({ method: 'GET', url: '/swaps', headers: { cookie: session } })).statusCode,
+      ).toBe(303);
+    } finally {
+      await behindProxy.close();
+    }
   });
 
   it('sends a visitor without a session to the login page, and a script to 401', async () => {
@@ -113,7 +174,7 @@ describe('console server', () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
     const withWorkers = await buildConsoleServer({
       db,
-      keyDigests: [key.sha256],
+      keys: { viewer: [key.sha256] },
       logger,
       workers: new WorkerHealthBoard([
         { name: 'projector', url: ready.url },
@@ -122,7 +183,7 @@ describe('console server', () => {
       ]),
     });
     try {
-      const login = await withWorkers.inject({ method: 'GET', url: `/login?key=${key.key}` });
+      const login = await logIn(withWorkers, key.key);
       const session = String(login.headers['set-cookie']).split(';')[0]!;
       const page = await withWorkers.inject({
         method: 'GET',
@@ -151,6 +212,33 @@ describe('console server', () => {
     // Without endpoints (a console started by hand) it says how to get them.
     const plain = await app.inject({ method: 'GET', url: '/operations', headers: { cookie } });
     expect(plain.body).toContain('no worker health endpoints configured');
+  });
+
+  it('reads through a login Postgres refuses any write, even with the read-only default lifted', async () => {
+    const [who] = await db.query<{ u: string; s: boolean }>(
+      'select current_user as u, rolsuper as s from pg_roles where rolname = current_user',
+    );
+    expect(who).toEqual({ u: CONSOLE_READER_ROLE, s: false });
+    expect((await db.query<{ n: string }>('select count(*)::text as n from swaps'))[0]!.n).toBe('0');
+    const writes = [
+      `insert into cases (provider_id, swap_id) values ('p', 's')`,
+      `update swaps set status = 'FINISHED'`,
+      `delete from platform.outbox`,
+      `update platform.providers set enabled = false`,
+    ];
+    for (const sql of writes)
+      await expect(
+        db.withClient(async (c) => {
+          await c.query('begin read write');
+          try {
+            return await c.query(sql);
+          } finally {
+            await c.query('rollback');
+          }
+        }),
+        sql,
+      ).rejects.toThrow(/permission denied/);
+    await expect(db.withClient((c) => c.query('set role postgres'))).rejects.toThrow(/permission denied/);
   });
 
   it('reads in read-only sessions, finance views under the finance role', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConsoleAuth, cookieValue } from '../../src/console/auth.ts';
+import { ConsoleAuth, cookieValue, csrfMatches } from '../../src/console/auth.ts';
 import { html, raw, swapHref } from '../../src/console/html.ts';
 import { parseInstant } from '../../src/console/pages/books.ts';
 import { mismatchesCsv, type MismatchRow } from '../../src/console/pages/reconciliation.ts';
@@ -120,7 +120,7 @@ describe('console login', () => {
   it('lets in only a key whose digest is configured, with a session that expires', () => {
     const key = generateApiKey();
     let now = 0;
-    const auth = new ConsoleAuth([key.sha256], () => now);
+    const auth = new ConsoleAuth({ viewer: [key.sha256] }, () => now);
     expect(auth.login('slk_wrong')).toBeUndefined();
     expect(auth.login(undefined)).toBeUndefined();
     const token = auth.login(key.key)!;
@@ -128,6 +128,24 @@ describe('console login', () => {
     expect(auth.isSession('forged')).toBe(false);
     now = 13 * 3600_000;
     expect(auth.isSession(token)).toBe(false);
+  });
+
+  it("gives each key its list's role, an operator name from its digest, and a CSRF token per session", () => {
+    const [viewer, operator, approver] = [generateApiKey(), generateApiKey(), generateApiKey()];
+    const auth = new ConsoleAuth({
+      viewer: [viewer.sha256],
+      operator: [operator.sha256],
+      approver: [approver.sha256],
+    });
+    const roles = [viewer, operator, approver].map((k) => auth.session(auth.login(k.key))!);
+    expect(roles.map((s) => s.role)).toEqual(['viewer', 'operator', 'approver']);
+    expect(roles[1]!.operator).toBe(`console:operator:${operator.sha256.slice(0, 12)}`);
+    const again = auth.session(auth.login(operator.key))!;
+    expect(again.csrf).not.toBe(roles[1]!.csrf);
+    expect(csrfMatches(again, again.csrf)).toBe(true);
+    expect(csrfMatches(again, roles[1]!.csrf)).toBe(false);
+    expect(csrfMatches(again, undefined)).toBe(false);
+    expect(csrfMatches(again, '')).toBe(false);
   });
 
   it('reads the session cookie out of the header', () => {
@@ -164,5 +182,25 @@ describe('operations page: a partner base URL as shown', () => {
     expect(withoutCredentials('https://h.example/v2')).toBe('https://h.example/v2');
     expect(withoutCredentials('not a url //u:pw@x')).toBe('not a url //x');
     expect(withoutCredentials(undefined)).toBeUndefined();
+  });
+});
+
+describe('console assets', () => {
+  it('answers 404 to a name an object inherits, not 500', async () => {
+    const { buildConsoleServer } = await import('../../src/console/server.ts');
+    const { ConsoleDb } = await import('../../src/console/db.ts');
+    const { createLogger } = await import('../../src/observability/log.ts');
+    const logger = createLogger({ level: 'silent' });
+    // No page is asked for: the pool never connects.
+    const db = new ConsoleDb('postgres://nobody@127.0.0.1:1/none', 'live', 'finance', logger);
+    const app = await buildConsoleServer({ db, keys: { viewer: [generateApiKey().sha256] }, logger });
+    try {
+      for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'])
+        expect((await app.inject({ method: 'GET', url: `/assets/${name}` })).statusCode, name).toBe(404);
+      expect((await app.inject({ method: 'GET', url: '/assets/console.css' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+      await db.close();
+    }
   });
 });

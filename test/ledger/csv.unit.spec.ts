@@ -26,6 +26,11 @@ const PAYLOADS: [string, string][] = [
   ['-0.0005', "'-0.0005"],
   ['-1', "'-1"],
   ['=cmd|"/C calc"!A0,x', `"'=cmd|""/C calc""!A0,x"`],
+  // A `;`-separator locale splits these unquoted into text and a formula (issue 42: partner text `x;=1+1`).
+  ['x;=1+1', `"'x;=1+1"`],
+  ['x,=1+1', `"'x,=1+1"`],
+  ['x; @SUM(A1)', `"'x; @SUM(A1)"`],
+  ['x;-1+1', `"'x;-1+1"`],
 ];
 
 describe('the finance CSV writer', () => {
@@ -39,6 +44,7 @@ describe('the finance CSV writer', () => {
     expect(csvCell('a=b')).toBe('a=b');
     expect(csvCell(' =1+1')).toBe(' =1+1'); // a leading space: text to every spreadsheet
     expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('a;b')).toBe('"a;b"'); // one cell to a `;` locale too
     expect(csvCell('say "x"')).toBe('"say ""x"""');
     expect(csvCell('two\nlines')).toBe('"two\nlines"');
     expect(csvCell(null)).toBe('');
@@ -126,10 +132,13 @@ describe('both finance exports', () => {
         console.some((l) => l.includes(cell)),
         payload,
       ).toBe(true);
-      // No record starts a cell with a formula character unquoted.
+      // No record starts a cell with a formula character unquoted (a quoted cell is one cell to any reader).
       for (const l of [...console, ...block])
         expect(
-          l.split(',').some((c) => /^[=+\-@\t\r]/.test(c)),
+          l
+            .replace(/"(?:[^"]|"")*"/g, '""')
+            .split(/[,;]/)
+            .some((c) => /^[=+\-@\t\r]/.test(c)),
           l,
         ).toBe(false);
     }

@@ -81,7 +81,7 @@ export async function operationsLive(db: ConsoleDb, workers?: WorkerHealthBoard)
     <p class="muted">
       Finance figures are read
       ${db.usesFinanceRole ? 'under the read-only role swap_ledger_finance' : "with the console's own login (it may not take the finance role)"};
-      every session is read-only.
+      the console's own login (swap_ledger_console_reader) may only read, and every session is read-only.
     </p>
     ${workerHealth}
     <h2>Projector lag per partition <span class="muted">(${db.kafka?.topic ?? ''})</span></h2>
