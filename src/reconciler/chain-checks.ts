@@ -197,15 +197,23 @@ function chainCheck(input: ReconciliationInput, role: ChainRole, policy: ChainPo
       actual: txid,
       detail: `awaiting the chain: the transaction is not proven to be ${txid} yet (${seen(o)})`,
     });
+  const taken = (chain.claims ?? []).filter((c) => c.role === role && c.txid === txid && c.heldBy !== null);
+  const claimedFirst =
+    taken.length > 0
+      ? `the ${role} transaction's transfer already evidences ${[...new Set(taken.map((c) => c.heldBy))].join(', ')} (transfer ${taken.map((c) => c.transfer).join(', ')} of ${txid}, claimed first): one transfer, one claim`
+      : undefined;
   const created = Date.parse(input.creation.createdAt);
   if (!blank(o.blockTime) && Number.isFinite(created)) {
     const earliest = created - policy.clockAllowanceSeconds * 1000;
-    if (Date.parse(o.blockTime) < earliest)
+    if (Date.parse(o.blockTime) < earliest) {
+      const predates = `the ${role} transaction predates the swap: mined at ${o.blockTime}, the swap was created at ${input.creation.createdAt} (${seen(o)})`;
+      // Both facts are said where both hold: which comes first in the text depends on no timing.
       return check(name, 'MISMATCH', {
         expected: `${expected()}, mined after ${input.creation.createdAt} (less ${policy.clockAllowanceSeconds} s of clock allowance)`,
         actual: `${txid} mined at ${o.blockTime}`,
-        detail: `the ${role} transaction predates the swap: mined at ${o.blockTime}, the swap was created at ${input.creation.createdAt} (${seen(o)})`,
+        detail: claimedFirst ? `${claimedFirst}; and ${predates}` : predates,
       });
+    }
   }
   const toAddress = o.transfers.filter((t) => sameAddress(o.family, t.recipient, side.address));
   const inAsset = toAddress.filter((t) => t.asset === o.asset);
@@ -255,12 +263,11 @@ function chainCheck(input: ReconciliationInput, role: ChainRole, policy: ChainPo
           : `the ${role} transaction pays the address in another asset than ${expectedAsset}: ${elsewhere}`,
     });
   }
-  const taken = (chain.claims ?? []).filter((c) => c.role === role && c.txid === txid && c.heldBy !== null);
-  if (taken.length > 0)
+  if (claimedFirst)
     return check(name, 'MISMATCH', {
       expected: `${exp}, a transfer no other swap cites`,
       actual,
-      detail: `the ${role} transaction's transfer already evidences ${[...new Set(taken.map((c) => c.heldBy))].join(', ')} (transfer ${taken.map((c) => c.transfer).join(', ')} of ${txid}, claimed first): one transfer, one claim`,
+      detail: claimedFirst,
     });
   if (floor !== undefined && paid < floor) {
     const short = (floor - paid).toString();

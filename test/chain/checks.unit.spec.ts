@@ -300,6 +300,19 @@ describe('chain checks (pure)', () => {
       expect(c['chain.payout']!.verdict).toBe('MISMATCH');
       expect(c['chain.payout']!.detail).toMatch(/already evidences partner-a\/first \(payout\)/);
     });
+    it('claimed by another swap and mined before this one: MISMATCH naming both, whatever the timing', () => {
+      const c = judged(
+        [observation({ blockTime: '2026-11-22T10:19:59.000Z' })],
+        {},
+        {
+          claims: [claim('partner-a/first (payout)')],
+        },
+      );
+      expect(c['chain.payout']!.verdict).toBe('MISMATCH');
+      expect(c['chain.payout']!.detail).toMatch(
+        /^the payout transaction's transfer already evidences partner-a\/first \(payout\) .*; and the payout transaction predates the swap: mined at 2026-11-22T10:19:59.000Z/,
+      );
+    });
     it('the transfer this swap holds (a batch payout: others hold other outputs): MATCHED', () => {
       const c = judged([observation()], {}, { claims: [claim(null, 3)] });
       expect(c['chain.payout']!.verdict).toBe('MATCHED');
