@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { startUp, type UpProcess } from '../console/up-process.ts';
+import type { UpProcess } from '../console/up-process.ts';
 
 const OPS = fileURLToPath(new URL('../../ops/prometheus/', import.meta.url));
 const WATCHED = [
@@ -80,187 +80,192 @@ interface Alert {
  * jobs, evaluating the project's own alerts (test-sized, above) every second. The projector is frozen
  * (SIGSTOP: alive to `up`, answering nothing): the lag and the stall must fire from the reconciler's view of
  * Kafka and Postgres, and the missing projector page (unassigned, worker down); after SIGCONT all four resolve.
+ * Registered inside the console e2e file (test/console/console.e2e.spec.ts) on its `up`: one `up --demo`
+ * for both, this block after the console's reads and before its worker kill, so neither sees the other's harm.
  */
-describe('prometheus against the workers under up: the projector frozen, then resumed', () => {
-  let up: UpProcess;
-  let prometheus: ChildProcess | undefined;
-  let promLog = '';
-  let promUrl = '';
-  let projectorPid: number | undefined;
-  let dir = '';
-  let jobs: string[] = [];
+export function describePrometheusUnderUp(upOf: () => UpProcess): void {
+  describe('prometheus against the workers under up: the projector frozen, then resumed', () => {
+    let up: UpProcess;
+    let prometheus: ChildProcess | undefined;
+    let promLog = '';
+    let promUrl = '';
+    let projectorPid: number | undefined;
+    let dir = '';
+    let jobs: string[] = [];
 
-  const api = async <T>(path: string): Promise<T> => {
-    const res = await fetch(`${promUrl}${path}`);
-    if (!res.ok) throw new Error(`prometheus ${path}: HTTP ${res.status} ${await res.text()}`);
-    return ((await res.json()) as { data: T }).data;
-  };
-  const alerts = async () => (await api<{ alerts: Alert[] }>('/api/v1/alerts')).alerts;
-  const firing = async () =>
-    new Set((await alerts()).filter((a) => a.state === 'firing').map((a) => a.labels.alertname!));
-  const query = async (q: string) =>
-    (
-      await api<{ result: { metric: Record<string, string>; value: [number, string] }[] }>(
-        `/api/v1/query?query=${encodeURIComponent(q)}`,
-      )
-    ).result;
-  const until = async <T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, ms: number) => {
-    const deadline = Date.now() + ms;
-    let last: T | undefined;
-    for (;;) {
-      last = await read();
-      if (ok(last)) return last;
-      if (Date.now() > deadline)
-        throw new Error(
-          `${what} not within ${ms} ms; last: ${JSON.stringify(last, (_, v) => (v instanceof Set ? [...v] : v))}\n` +
-            `alerts: ${JSON.stringify(await alerts().catch((e: Error) => e.message))}\n` +
-            `prometheus log: ${promLog.slice(-1500)}\nup: ${up.output().slice(-1500)}`,
-        );
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  };
-
-  beforeAll(async () => {
-    // No prometheus fails at once, naming the package (.ci/run installs it), before `up` starts anything.
-    const version = spawnSync('prometheus', ['--version'], { encoding: 'utf8' });
-    if (version.error)
-      throw new Error(
-        `prometheus could not run (${version.error.message}): install Debian's package prometheus, as .ci/run does`,
-      );
-    up = await startUp();
-    const line = (await up.waitFor(/metrics and health \(\/metrics \/healthz \/readyz\): (.+)/, 90_000))[1]!;
-    const targets = [...line.matchAll(/([\w-]+) http:\/\/([\w.:[\]]+)/g)].map((m) => ({
-      worker: m[1]!,
-      at: m[2]!,
-    }));
-    jobs = targets.map((t) => `swap-ledger-${t.worker}`);
-    expect(targets.map((t) => t.worker)).toEqual(
-      expect.arrayContaining(['projector', 'reconciler', 'webhook', 'gateway', 'poller']),
-    );
-    await up.waitFor(/all workers ready/, 90_000);
-    projectorPid = up.pidOf('projector');
-    expect(projectorPid).toBeGreaterThan(0);
-
-    dir = mkdtempSync(join(tmpdir(), 'prometheus-'));
-    writeFileSync(
-      join(dir, 'rules.yml'),
-      toYaml({
-        groups: [
-          {
-            name: 'swap-ledger-test-sized',
-            rules: testSizedRules(readFileSync(join(OPS, 'alerts.yml'), 'utf8')),
-          },
-        ],
-      }),
-    );
-    writeFileSync(
-      join(dir, 'prometheus.yml'),
-      toYaml({
-        global: { scrape_interval: '1s', scrape_timeout: '800ms', evaluation_interval: '1s' },
-        rule_files: [join(dir, 'rules.yml')],
-        scrape_configs: scrapeJobs(readFileSync(join(OPS, 'prometheus.yml'), 'utf8'), targets),
-      }),
-    );
-    const port = await freePort();
-    promUrl = `http://127.0.0.1:${port}`;
-    prometheus = spawn(
-      'prometheus',
-      [
-        `--config.file=${join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${join(dir, 'data')}`,
-        '--storage.tsdb.retention.time=1h',
-        `--web.listen-address=127.0.0.1:${port}`,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    prometheus.stdout!.on('data', (d) => (promLog += d));
-    prometheus.stderr!.on('data', (d) => (promLog += d));
-    await until(
-      'prometheus ready',
-      () =>
-        fetch(`${promUrl}/-/ready`).then(
-          (r) => r.status,
-          () => 0,
-        ),
-      (s) => s === 200,
-      30_000,
-    );
-  });
-
-  afterAll(async () => {
-    // Never leave a stopped process behind: `up` would wait 15 s on it, then kill it.
-    if (projectorPid) {
-      try {
-        process.kill(projectorPid, 'SIGCONT');
-      } catch {
-        /* already gone */
+    const api = async <T>(path: string): Promise<T> => {
+      const res = await fetch(`${promUrl}${path}`);
+      if (!res.ok) throw new Error(`prometheus ${path}: HTTP ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { data: T }).data;
+    };
+    const alerts = async () => (await api<{ alerts: Alert[] }>('/api/v1/alerts')).alerts;
+    const firing = async () =>
+      new Set((await alerts()).filter((a) => a.state === 'firing').map((a) => a.labels.alertname!));
+    const query = async (q: string) =>
+      (
+        await api<{ result: { metric: Record<string, string>; value: [number, string] }[] }>(
+          `/api/v1/query?query=${encodeURIComponent(q)}`,
+        )
+      ).result;
+    const until = async <T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, ms: number) => {
+      const deadline = Date.now() + ms;
+      let last: T | undefined;
+      for (;;) {
+        last = await read();
+        if (ok(last)) return last;
+        if (Date.now() > deadline)
+          throw new Error(
+            `${what} not within ${ms} ms; last: ${JSON.stringify(last, (_, v) => (v instanceof Set ? [...v] : v))}\n` +
+              `alerts: ${JSON.stringify(await alerts().catch((e: Error) => e.message))}\n` +
+              `prometheus log: ${promLog.slice(-1500)}\nup: ${up.output().slice(-1500)}`,
+          );
+        await new Promise((r) => setTimeout(r, 500));
       }
-    }
-    if (prometheus && prometheus.exitCode === null) {
-      const gone = new Promise((r) => prometheus!.once('exit', r));
-      prometheus.kill('SIGTERM');
-      await gone;
-    }
-    if (up && up.child.exitCode === null) {
-      up.child.kill('SIGTERM');
-      await up.exited;
-    }
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    };
+
+    beforeAll(async () => {
+      // No prometheus fails at once, naming the package (.ci/run installs it).
+      const version = spawnSync('prometheus', ['--version'], { encoding: 'utf8' });
+      if (version.error)
+        throw new Error(
+          `prometheus could not run (${version.error.message}): install Debian's package prometheus, as .ci/run does`,
+        );
+      up = upOf();
+      const line = (
+        await up.waitFor(/metrics and health \(\/metrics \/healthz \/readyz\): (.+)/, 90_000)
+      )[1]!;
+      const targets = [...line.matchAll(/([\w-]+) http:\/\/([\w.:[\]]+)/g)].map((m) => ({
+        worker: m[1]!,
+        at: m[2]!,
+      }));
+      jobs = targets.map((t) => `swap-ledger-${t.worker}`);
+      expect(targets.map((t) => t.worker)).toEqual(
+        expect.arrayContaining(['projector', 'reconciler', 'webhook', 'gateway', 'poller']),
+      );
+      await up.waitFor(/all workers ready/, 90_000);
+      projectorPid = up.pidOf('projector');
+      expect(projectorPid).toBeGreaterThan(0);
+
+      dir = mkdtempSync(join(tmpdir(), 'prometheus-'));
+      writeFileSync(
+        join(dir, 'rules.yml'),
+        toYaml({
+          groups: [
+            {
+              name: 'swap-ledger-test-sized',
+              rules: testSizedRules(readFileSync(join(OPS, 'alerts.yml'), 'utf8')),
+            },
+          ],
+        }),
+      );
+      writeFileSync(
+        join(dir, 'prometheus.yml'),
+        toYaml({
+          global: { scrape_interval: '1s', scrape_timeout: '800ms', evaluation_interval: '1s' },
+          rule_files: [join(dir, 'rules.yml')],
+          scrape_configs: scrapeJobs(readFileSync(join(OPS, 'prometheus.yml'), 'utf8'), targets),
+        }),
+      );
+      const port = await freePort();
+      promUrl = `http://127.0.0.1:${port}`;
+      prometheus = spawn(
+        'prometheus',
+        [
+          `--config.file=${join(dir, 'prometheus.yml')}`,
+          `--storage.tsdb.path=${join(dir, 'data')}`,
+          '--storage.tsdb.retention.time=1h',
+          `--web.listen-address=127.0.0.1:${port}`,
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      prometheus.stdout!.on('data', (d) => (promLog += d));
+      prometheus.stderr!.on('data', (d) => (promLog += d));
+      await until(
+        'prometheus ready',
+        () =>
+          fetch(`${promUrl}/-/ready`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        (s) => s === 200,
+        30_000,
+      );
+    });
+
+    afterAll(async () => {
+      // Never leave a stopped process behind: `up` would wait 15 s on it, then kill it.
+      if (projectorPid) {
+        try {
+          process.kill(projectorPid, 'SIGCONT');
+        } catch {
+          /* already gone */
+        }
+      }
+      if (prometheus && prometheus.exitCode === null) {
+        const gone = new Promise((r) => prometheus!.once('exit', r));
+        prometheus.kill('SIGTERM');
+        await gone;
+      }
+      // `up` is the console file's: it stops it.
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('scrapes every worker, the reconciler among them reporting the lag, all quiet while the projector keeps up', async () => {
+      await until(
+        'every target up',
+        () => query('up'),
+        (r) => r.length === jobs.length && r.every((s) => s.value[1] === '1'),
+        20_000,
+      );
+      await until(
+        "the reconciler's lag per partition",
+        () => query('swap_ledger_projector_lag_events{job="swap-ledger-reconciler"}'),
+        (r) => r.length > 0,
+        30_000,
+      );
+      // The starting state is quiet, so what fires next is the freeze's doing.
+      await until('no projector alert firing', firing, (f) => WATCHED.every((a) => !f.has(a)), 30_000);
+    }, 90_000);
+
+    it('fires the lag, the stalled partition and the missing projector while the projector is frozen', async () => {
+      const t0 = Date.now();
+      process.kill(projectorPid!, 'SIGSTOP');
+      const fired = await until(
+        'the four alerts firing',
+        firing,
+        (f) => WATCHED.every((a) => f.has(a)),
+        60_000,
+      );
+      console.log(`projector frozen: ${[...fired].join(', ')} firing after ${Date.now() - t0} ms`);
+      // The projector answers no scrape: its own series are gone, and the lag is the reconciler's reading.
+      expect((await query('up{job="swap-ledger-projector"}'))[0]?.value[1]).toBe('0');
+      expect(await query('swap_ledger_projector_lag_events{job="swap-ledger-projector"}')).toEqual([]);
+      const down = (await alerts()).filter(
+        (a) => a.labels.alertname === 'SwapLedgerWorkerDown' && a.state === 'firing',
+      );
+      expect(down.map((a) => a.labels.job)).toEqual(['swap-ledger-projector']);
+      const lag = Number(
+        (await query('sum(max by (partition) (swap_ledger_projector_lag_events))'))[0]!.value[1],
+      );
+      expect(lag).toBeGreaterThan(2);
+      console.log(`projector frozen: ${lag} events behind, by the reconciler's reading`);
+      const stalled = (await alerts()).filter(
+        (a) => a.labels.alertname === 'SwapLedgerPartitionStalled' && a.state === 'firing',
+      );
+      expect(stalled.length).toBeGreaterThan(0);
+      expect(stalled.every((a) => a.labels.severity === 'page' && a.labels.partition !== undefined)).toBe(
+        true,
+      );
+    }, 75_000);
+
+    it('resolves all four once the projector runs again and catches up', async () => {
+      const t0 = Date.now();
+      process.kill(projectorPid!, 'SIGCONT');
+      await until('the four alerts resolved', firing, (f) => WATCHED.every((a) => !f.has(a)), 60_000);
+      console.log(`projector resumed: the alerts resolved after ${Date.now() - t0} ms`);
+      expect((await query('up{job="swap-ledger-projector"}'))[0]?.value[1]).toBe('1');
+      // The same process, never restarted by `up`: it was frozen, not dead.
+      expect(up.pidOf('projector')).toBe(projectorPid);
+    }, 75_000);
   });
-
-  it('scrapes every worker, the reconciler among them reporting the lag, all quiet while the projector keeps up', async () => {
-    await until(
-      'every target up',
-      () => query('up'),
-      (r) => r.length === jobs.length && r.every((s) => s.value[1] === '1'),
-      20_000,
-    );
-    await until(
-      "the reconciler's lag per partition",
-      () => query('swap_ledger_projector_lag_events{job="swap-ledger-reconciler"}'),
-      (r) => r.length > 0,
-      30_000,
-    );
-    // The starting state is quiet, so what fires next is the freeze's doing.
-    await until('no projector alert firing', firing, (f) => WATCHED.every((a) => !f.has(a)), 30_000);
-  }, 90_000);
-
-  it('fires the lag, the stalled partition and the missing projector while the projector is frozen', async () => {
-    const t0 = Date.now();
-    process.kill(projectorPid!, 'SIGSTOP');
-    const fired = await until(
-      'the four alerts firing',
-      firing,
-      (f) => WATCHED.every((a) => f.has(a)),
-      60_000,
-    );
-    console.log(`projector frozen: ${[...fired].join(', ')} firing after ${Date.now() - t0} ms`);
-    // The projector answers no scrape: its own series are gone, and the lag is the reconciler's reading.
-    expect((await query('up{job="swap-ledger-projector"}'))[0]?.value[1]).toBe('0');
-    expect(await query('swap_ledger_projector_lag_events{job="swap-ledger-projector"}')).toEqual([]);
-    const down = (await alerts()).filter(
-      (a) => a.labels.alertname === 'SwapLedgerWorkerDown' && a.state === 'firing',
-    );
-    expect(down.map((a) => a.labels.job)).toEqual(['swap-ledger-projector']);
-    const lag = Number(
-      (await query('sum(max by (partition) (swap_ledger_projector_lag_events))'))[0]!.value[1],
-    );
-    expect(lag).toBeGreaterThan(2);
-    console.log(`projector frozen: ${lag} events behind, by the reconciler's reading`);
-    const stalled = (await alerts()).filter(
-      (a) => a.labels.alertname === 'SwapLedgerPartitionStalled' && a.state === 'firing',
-    );
-    expect(stalled.length).toBeGreaterThan(0);
-    expect(stalled.every((a) => a.labels.severity === 'page' && a.labels.partition !== undefined)).toBe(true);
-  }, 75_000);
-
-  it('resolves all four once the projector runs again and catches up', async () => {
-    const t0 = Date.now();
-    process.kill(projectorPid!, 'SIGCONT');
-    await until('the four alerts resolved', firing, (f) => WATCHED.every((a) => !f.has(a)), 60_000);
-    console.log(`projector resumed: the alerts resolved after ${Date.now() - t0} ms`);
-    expect((await query('up{job="swap-ledger-projector"}'))[0]?.value[1]).toBe('1');
-    // The same process, never restarted by `up`: it was frozen, not dead.
-    expect(up.pidOf('projector')).toBe(projectorPid);
-  }, 75_000);
-});
+}
