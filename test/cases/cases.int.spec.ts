@@ -23,7 +23,7 @@ import { statusContradicted, swapCorrected, swapReconciled } from '../../src/tes
 import { finished, vectorProviderYaml, vectorSwap } from '../reconciler/vector-swaps.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 import { checksumOf, freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, runCliInProcess } from '../support/cli.ts';
 
 const check = (verdict: string, actual: string, delta: string): ReconciliationCheck => ({
   name: 'amount.to_wallet',
@@ -225,8 +225,9 @@ describe(
         ['resolve', 'bob'],
       ]);
       expect(c.history[2]!.details).toEqual({ sent: `sha256:${digest}` });
-      // An action on the closed case: refused, exit 2, nothing appended.
-      const again = await runCli(
+      // An action on the closed case: refused, exit 2, nothing appended (through the CLI's main in-process:
+      // each command runs once as a process in this file, the rest need not pay a process start).
+      const again = await runCliInProcess(
         ['case', 'ack', `${providerId}/cs-paid`, '--reason', 'x', '--by', 'carol'],
         env,
       );
@@ -237,7 +238,7 @@ describe(
     it('the evidence pack verifies offline (no database in the environment); a changed byte is refused', async () => {
       const dir = await mkdtemp(join(tmpdir(), 'evidence-'));
       const out = join(dir, 'pack.json');
-      const r = await runCli(['swap', 'evidence', `${providerId}/cs-paid`, '--out', out], env);
+      const r = await runCliInProcess(['swap', 'evidence', `${providerId}/cs-paid`, '--out', out], env);
       expect(r.code, r.stderr).toBe(0);
       const text = await readFile(out, 'utf8');
       const pack = JSON.parse(text);
@@ -251,13 +252,13 @@ describe(
       const offline = await runCli(['evidence', 'verify', out], {});
       expect(offline.code, offline.stdout + offline.stderr).toBe(0);
       expect(offline.stdout).toMatch(/ok\s+signature: verifies with key vector \(secp256k1\)/);
-      const html = await runCli(['evidence', 'verify', join(dir, 'pack.html')], {});
+      const html = await runCliInProcess(['evidence', 'verify', join(dir, 'pack.html')], {});
       expect(html.code, html.stdout + html.stderr).toBe(0);
       const i = text.indexOf('0.000004');
       expect(i).toBeGreaterThan(0);
       const changed = join(dir, 'changed.json');
       await writeFile(changed, text.slice(0, i) + '0.000009' + text.slice(i + 8));
-      const refused = await runCli(['evidence', 'verify', changed], {});
+      const refused = await runCliInProcess(['evidence', 'verify', changed], {});
       expect(refused.code).toBe(1);
       expect(refused.stdout).toMatch(/FAIL\s+digest/);
     });
@@ -317,7 +318,7 @@ describe(
       );
       expect(propose.code, propose.stderr).toBe(0);
       await waitForProjection(pool, log.topic);
-      const self = await runCli(
+      const self = await runCliInProcess(
         ['case', 'approve-write-off', `${providerId}/cs-loss`, '--reason', 'ok', '--by', 'alice'],
         env,
       );

@@ -7,6 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { createPool } from '../../src/db/client.ts';
 import { eventually } from '../gateway/support.ts';
 import { testKafka, testStack } from '../support/context.ts';
+import { describePrometheusUnderUp } from '../ops/prometheus-under-up.ts';
 import { launchChromium } from './browser.ts';
 import { startUp, type UpProcess } from './up-process.ts';
 
@@ -33,6 +34,7 @@ const CHAIN_RULE_FAULTS = [
 /**
  * Issue 16 end to end: `swap-ledger up` with its demo on the real stack, the console in a real Chromium.
  * The figures the console shows are checked against SQL; killing a worker under `up` loses nothing.
+ * Prometheus's alerts (issue 37) run on the same `up`: a demo start is the dearest thing in the suite.
  */
 describe('swap-ledger up with the demo, and the console in Chromium', () => {
   let up: UpProcess;
@@ -507,6 +509,9 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     expect(await line(said.forgot)).toBe('ledger_only');
     if (said.rounded) expect(await line(said.rounded)).toBe('amount_differs');
   }, 150_000);
+
+  // Issue 37's alerts on this same `up` (one demo start for both): after the reads above, before the kill below.
+  describePrometheusUnderUp(() => up);
 
   it('restarts a killed worker, and the projection loses nothing; Ctrl-C stops everything with exit 0', async () => {
     const before = up.pidOf('projector')!;

@@ -4,7 +4,7 @@ import { GatewayService } from '../../src/gateway/service.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import type { ProviderPartner } from '../../src/providers/clients.ts';
 import { ProviderClients } from '../../src/providers/clients.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, runCliInProcess } from '../support/cli.ts';
 import { testStack } from '../support/context.ts';
 import { freshEventLog } from '../support/event-log.ts';
 import {
@@ -144,6 +144,7 @@ describe('idempotency leases and stuck requests', { timeout: 180_000 }, () => {
     expect(await keyRow(key)).toMatchObject({ state: 'completed', response_status: 201 });
   });
 
+  // One process run per command (stuck, resolve); the other runs through the CLI's main in-process.
   it('requests stuck lists them; requests resolve settles one as unknown in the operator name', async () => {
     const s = await stuck();
     await age(s.key, 3600);
@@ -151,10 +152,10 @@ describe('idempotency leases and stuck requests', { timeout: 180_000 }, () => {
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain(s.requestId);
     const fresh = await stuck();
-    const recent = await runCli(['requests', 'stuck', '--older-than', '10m'], env());
+    const recent = await runCliInProcess(['requests', 'stuck', '--older-than', '10m'], env());
     expect(recent.stdout).not.toContain(fresh.requestId);
 
-    const noName = await runCli(['requests', 'resolve', s.requestId], env());
+    const noName = await runCliInProcess(['requests', 'resolve', s.requestId], env());
     expect(noName.code).toBe(2);
     expect(noName.stderr).toContain('--by');
 
@@ -177,14 +178,14 @@ describe('idempotency leases and stuck requests', { timeout: 180_000 }, () => {
       );
       return r.rows[0]?.outcome === 'unknown' ? r.rows[0] : undefined;
     });
-    const after = await runCli(['requests', 'stuck', '--older-than', '10m'], env());
+    const after = await runCliInProcess(['requests', 'stuck', '--older-than', '10m'], env());
     expect(after.stdout).not.toContain(s.requestId);
   });
 
   it('requests resolve --swap-id asks GET /status: no such swap at the partner is a recorded failure', async () => {
     const s = await stuck();
     const calls = p.sim.calls('status').length;
-    const resolved = await runCli(
+    const resolved = await runCliInProcess(
       ['requests', 'resolve', s.requestId, '--by', 'bob', '--swap-id', 'no-such-swap'],
       env(),
     );
@@ -211,7 +212,7 @@ describe('idempotency leases and stuck requests', { timeout: 180_000 }, () => {
          completed_at = null where idempotency_key = $1`,
       [key],
     );
-    const resolved = await runCli(
+    const resolved = await runCliInProcess(
       ['requests', 'resolve', first.body.requestId as string, '--by', 'carol'],
       env(),
     );

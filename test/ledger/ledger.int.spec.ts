@@ -15,7 +15,7 @@ import { statusReported, swapCorrected, swapCreated, swapReconciled } from '../.
 import { dropDatabase, ensureDatabase, withDatabase } from '../../scripts/stack/postgres.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 import { checksumOf, freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, runCliInProcess } from '../support/cli.ts';
 
 /** 2026-11-<day> hh:mm UTC, as the events carry it. */
 const D = (day: number, hh: number, mm = 0) => new Date(Date.UTC(2026, 10, day, hh, mm)).toISOString();
@@ -597,13 +597,14 @@ describe('finance ledger: journal, views, report (real Kafka, registry and Postg
       `mismatches,${P},h-co,FINISHED,${D(3, 15)},amount.to_wallet,MISMATCH,0.25,0.2495,'-0.0005,0,fixed: 0.0005 short of the signed amount`,
     );
 
-    const table = await runCli(args, env);
+    // The CSV run above is the process smoke test; the table and the refusal through the CLI's main in-process.
+    const table = await runCliInProcess(args, env);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toContain('Referral revenue per partner and currency');
     expect(table.stdout).toMatch(new RegExp(`${P}\\s+ETH\\s+0\\.00032\\s+3`));
     expect(table.stdout).toMatch(new RegExp(`${P}\\s+BTC\\s+ETH\\s+0\\.045\\s+0\\.735\\s+3`));
 
-    const bad = await runCli(['report', '--from', '2026-11-08', '--to', '2026-11-01'], env);
+    const bad = await runCliInProcess(['report', '--from', '2026-11-08', '--to', '2026-11-01'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/is not before/);
   });
@@ -651,11 +652,13 @@ describe('finance ledger: journal, views, report (real Kafka, registry and Postg
       const r = await runCli(['db', 'migrate'], { DATABASE_URL: url, PROJECTION_SCHEMA: 'ledger_live' });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain('finance views in schema finance read schema ledger_live');
-      const other = await runCli(['db', 'migrate', '--schema', 'ledger_other'], {
+      const other = await runCliInProcess(['db', 'migrate', '--schema', 'ledger_other'], {
         DATABASE_URL: url,
         PROJECTION_SCHEMA: 'ledger_live',
       });
       expect(other.code, other.stderr).toBe(0);
+      // In-process (the first run is the process smoke test): its lines are read, and the views are not among them.
+      expect(other.stdout).toContain('migrations applied to schema ledger_other');
       expect(other.stdout).not.toContain('finance views');
       const check = createPool(url, { max: 1 });
       try {

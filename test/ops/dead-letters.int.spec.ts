@@ -12,7 +12,7 @@ import { createKafka } from '../../src/events/kafka.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import { testKafka, testStack, uniqueName } from '../support/context.ts';
 import { checksumOf, freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, runCliInProcess } from '../support/cli.ts';
 import { swapKey } from '../../src/events/keys.ts';
 import { swapEventPartitioner } from '../../src/events/producer.ts';
 
@@ -122,16 +122,17 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
     expect(listed.stdout).toContain('held 2');
   });
 
+  // Refusals through the CLI's `main` in this process; each command's success runs as a process below.
   it('refuses an operator mistake with exit 2 and appends nothing', async () => {
     const before = await endOffsets();
-    const unknown = await runCli(['dlq', 'retry', 'nope:0:0', '--by', 'alice'], env);
+    const unknown = await runCliInProcess(['dlq', 'retry', 'nope:0:0', '--by', 'alice'], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no dead letter nope:0:0');
     const id = (await pool.query('select dead_letter_id from dead_letters')).rows[0].dead_letter_id;
-    const noOperator = await runCli(['dlq', 'discard', id, '--reason', 'x'], env);
+    const noOperator = await runCliInProcess(['dlq', 'discard', id, '--reason', 'x'], env);
     expect(noOperator.code).toBe(2);
     expect(noOperator.stderr).toContain('--by is required');
-    const badAmount = await runCli(
+    const badAmount = await runCliInProcess(
       ['swap', 'correct', 'dl-s2', '--amount', '1e5', '--reason', 'r', '--by', 'a'],
       env,
     );
@@ -219,7 +220,7 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
     expect(shown.stdout).toMatch(
       /SwapCorrected\s+ops\s+APPLIED\s+amountTo 0\.25→0\.3\s+\(corrected by carol: statement 42\)/,
     );
-    const json = JSON.parse((await runCli(['swap', 'show', 'dl-s1', '--json'], env)).stdout);
+    const json = JSON.parse((await runCliInProcess(['swap', 'show', 'dl-s1', '--json'], env)).stdout);
     expect(json.timeline.map((e: { outcome: string }) => e.outcome)).toEqual([
       'applied',
       'applied',
@@ -229,7 +230,7 @@ describe('dead letters, corrections and swap show (real stack, CLI as a process)
       'applied',
     ]);
     expect(json.swap.amount_to).toBe('0.3');
-    expect((await runCli(['swap', 'show', 'ghost'], env)).code).toBe(1);
+    expect((await runCliInProcess(['swap', 'show', 'ghost'], env)).code).toBe(1);
   });
 
   it('replay rebuilds the dead letters, their resolutions and the correction with the same checksum', async () => {

@@ -6,7 +6,7 @@ import { replay } from '../../src/ops/replay.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import { testKafka, testStack, freshProjection } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, runCliInProcess } from '../support/cli.ts';
 
 /**
  * Issue 34, finding 8: a rejected event has a path back once its cause is fixed. `events reapply` (a
@@ -83,8 +83,9 @@ describe('events reapply (real stack, CLI as a process)', () => {
       [['0190a1b2-0000-7000-8000-000000000000', '--operator', 'bob', '--reason', 'x'], /not in the journal/],
       [[early.eventId, '--reason', 'x'], /--operator is required/],
     ];
+    // The reapply above ran as a process; its refusals through the CLI's main in-process.
     for (const [args, message] of cases) {
-      const r = await runCli(['events', 'reapply', ...args], env);
+      const r = await runCliInProcess(['events', 'reapply', ...args], env);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(message);
     }
@@ -94,7 +95,10 @@ describe('events reapply (real stack, CLI as a process)', () => {
     const bad = statusReported('ra-1', 'PENDING', { amount: '1'.repeat(41) });
     await log.append([bad]);
     await waitForProjection(projection.pool, log.topic);
-    const r = await runCli(['events', 'reapply', bad.eventId, '--operator', 'bob', '--reason', 'x'], env);
+    const r = await runCliInProcess(
+      ['events', 'reapply', bad.eventId, '--operator', 'bob', '--reason', 'x'],
+      env,
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/input bounds .* swap correct/);
   });

@@ -7,12 +7,13 @@ import { createLogger } from '../../src/observability/log.ts';
 import { listProjectionSchemas, replay } from '../../src/ops/replay.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
 import { lifecycleScenario } from '../../src/testing/scenarios.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, runCliInProcess } from '../support/cli.ts';
 import { checksumOf, freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 
 /** Issue 13 point 7: promotion never replaces the live state with a different or partial rebuild by accident. */
-// Each test runs swap-ledger as several processes (tsx loads the sources each time): minutes on a loaded machine.
+// Two commands run as processes (`replay` and `replay promote`, the smoke tests of the CLI, the audit line is
+// pino's on fd 1); the other refusals through the CLI's `main` in this process, the same parsing and exit codes.
 describe('replay promote guards (real stack)', { timeout: 180_000 }, () => {
   const stack = testStack();
   const logger = createLogger({ level: 'silent' });
@@ -69,14 +70,14 @@ describe('replay promote guards (real stack)', { timeout: 180_000 }, () => {
     expect(r.stderr).toContain(`replay promote ${rebuilt} --force --reason`);
 
     // Issue 34 point 9: naming it is not enough; the DIFFERENT check stands until forced with a reason.
-    const named = await runCli(['replay', 'promote', rebuilt], projectionConfig(log, live));
+    const named = await runCliInProcess(['replay', 'promote', rebuilt], projectionConfig(log, live));
     expect(named.code).toBe(1);
     expect(named.stderr).toContain('differs from the live state it was checked against (DIFFERENT)');
     expect(named.stderr).toContain('--force --reason <why> --by <operator>');
     expect((await checksumOf(pool, live)).checksum).toBe(before);
     // --force without its audit is a usage mistake: exit 2, nothing promoted.
     for (const args of [['--force'], ['--force', '--reason', 'hand edit'], ['--reason', 'x', '--by', 'y']]) {
-      const bad = await runCli(['replay', 'promote', rebuilt, ...args], projectionConfig(log, live));
+      const bad = await runCliInProcess(['replay', 'promote', rebuilt, ...args], projectionConfig(log, live));
       expect(bad.code, args.join(' ')).toBe(2);
     }
     expect((await checksumOf(pool, live)).checksum).toBe(before);
@@ -106,13 +107,13 @@ describe('replay promote guards (real stack)', { timeout: 180_000 }, () => {
   });
 
   it('a rebuild with no recorded check (unchecked) is refused the same way', async () => {
-    const r = await runCli(['replay'], projectionConfig(log, live));
+    const r = await runCliInProcess(['replay'], projectionConfig(log, live));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('EQUAL');
     const schema = /rebuilt schema\s+(\S+)/.exec(r.stdout)![1]!;
     // As a rebuild made before checks were recorded, or one whose check line was lost.
     await pool.query(`comment on schema ${schema} is 'swap-ledger replay: complete'`);
-    const refused = await runCli(['replay', 'promote', schema], projectionConfig(log, live));
+    const refused = await runCliInProcess(['replay', 'promote', schema], projectionConfig(log, live));
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('records no end check (an unchecked rebuild)');
     await pool.query(`drop schema ${schema} cascade`);
@@ -130,7 +131,7 @@ describe('replay promote guards (real stack)', { timeout: 180_000 }, () => {
       until: { kind: 'time', time: cut },
     });
     const before = (await checksumOf(pool, live)).checksum;
-    const refused = await runCli(['replay', 'promote', partial.schema], projectionConfig(log, live));
+    const refused = await runCliInProcess(['replay', 'promote', partial.schema], projectionConfig(log, live));
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('rebuilt only part of the log');
     expect(refused.stderr).toContain(`--to-time ${cut.toISOString()}`);
@@ -139,13 +140,13 @@ describe('replay promote guards (real stack)', { timeout: 180_000 }, () => {
 
     // A partial rebuild differs from the whole live state: it needs --force with its audit as well.
     expect(partial.equal).toBe(false);
-    const onlyPartial = await runCli(
+    const onlyPartial = await runCliInProcess(
       ['replay', 'promote', partial.schema, '--allow-partial'],
       projectionConfig(log, live),
     );
     expect(onlyPartial.code).toBe(1);
     expect(onlyPartial.stderr).toContain('(DIFFERENT)');
-    const forced = await runCli(
+    const forced = await runCliInProcess(
       [
         'replay',
         'promote',
@@ -164,10 +165,10 @@ describe('replay promote guards (real stack)', { timeout: 180_000 }, () => {
   });
 
   it('a --to-offset rebuild is refused the same way (a complete one was promoted above without the flag)', async () => {
-    const partial = await runCli(['replay', '--to-offset', '1'], projectionConfig(log, live));
+    const partial = await runCliInProcess(['replay', '--to-offset', '1'], projectionConfig(log, live));
     expect(partial.code, partial.stderr).toBe(0);
     const schema = /rebuilt schema\s+(\S+)/.exec(partial.stdout)![1]!;
-    const refused = await runCli(['replay', 'promote', schema], projectionConfig(log, live));
+    const refused = await runCliInProcess(['replay', 'promote', schema], projectionConfig(log, live));
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('--to-offset 1');
   });

@@ -11,7 +11,7 @@ import { lifecycleScenario } from '../../src/testing/scenarios.ts';
 import { statusReported } from '../../src/testing/events.ts';
 import { testKafka, testStack, uniqueName } from '../support/context.ts';
 import { checksumOf, freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, runCliInProcess } from '../support/cli.ts';
 
 describe('replay (real stack)', () => {
   const stack = testStack();
@@ -183,7 +183,8 @@ describe('replay (real stack)', () => {
     await waitForProjection(pool, log.topic);
     expect(await listProjectionSchemas(stack.databaseUrl, live)).toContain(previous);
 
-    const refused = await runCli(['replay', 'drop', live], env);
+    // The refusal through the CLI's main in-process; the drop itself runs as a process.
+    const refused = await runCliInProcess(['replay', 'drop', live], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('is the live schema');
     const dropped = await runCli(['replay', 'drop', previous], env);

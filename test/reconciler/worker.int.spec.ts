@@ -18,7 +18,7 @@ import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import { finished, vectorProviderYaml, vectorSwap } from './vector-swaps.ts';
 import { testStack, uniqueName } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, runCliInProcess } from '../support/cli.ts';
 
 describe('reconciler worker (real stack)', () => {
   const stack = testStack();
@@ -517,9 +517,10 @@ describe('reconciler worker (real stack)', () => {
     );
     expect(r.stdout).toMatch(/verdict history[^\n]*\n[^\n]*MATCHED\s+based on/);
     expect(r.stdout).toContain('dry run: nothing appended');
-    const bare = await runCli(['reconcile', '--swap', 'rv-1', '--dry-run'], env);
+    // The run above is the process smoke test; the bare id and the usage mistake through main in-process.
+    const bare = await runCliInProcess(['reconcile', '--swap', 'rv-1', '--dry-run'], env);
     expect(bare.code, bare.stderr).toBe(0); // one partner has rv-1: the bare id is enough
-    const usage = await runCli(['reconcile'], env);
+    const usage = await runCliInProcess(['reconcile'], env);
     expect(usage.code).toBe(2);
   });
 });
