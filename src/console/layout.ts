@@ -6,6 +6,7 @@ const NAV = [
   ['/reconciliation', 'Reconciliation'],
   ['/cases', 'Cases'],
   ['/books', 'Books'],
+  ['/close', 'Close'],
   ['/operations', 'Operations'],
 ] as const;
 

@@ -25,6 +25,7 @@ import { page } from './layout.ts';
 import { booksControls, booksLive, parseInstant } from './pages/books.ts';
 import { operationsLive } from './pages/operations.ts';
 import { mismatchesCsv, openMismatches, reconciliationLive } from './pages/reconciliation.ts';
+import { closeIndexLive, closeLive } from './pages/close.ts';
 import { swapLive } from './pages/swap.ts';
 import { cleanFilters, swapsControls, swapsLive } from './pages/swaps.ts';
 import type { WorkerHealthBoard } from './workers.ts';
@@ -34,6 +35,7 @@ import { caseActedEvent } from '../ops/operator-events.ts';
 import { buildEvidencePack, EvidenceError } from '../ops/evidence.ts';
 import { canonicalJson } from '../cases/evidence.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
+import { isPeriod } from '../ledger/periods.ts';
 import {
   caseHref,
   caseLive,
@@ -246,6 +248,19 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
   });
   app.get('/operations', async (request, reply) =>
     send(request, reply, 'Operations', await operationsLive(db, options.workers)),
+  );
+  app.get('/close', async (request, reply) => send(request, reply, 'Close', await closeIndexLive(db)));
+  app.get<{ Params: { provider: string; period: string } }>(
+    '/close/:provider/:period',
+    async (request, reply) => {
+      const { provider, period } = request.params;
+      if (!PATH_ID.test(provider) || !isPeriod(period))
+        return reply
+          .code(400)
+          .type('text/plain')
+          .send('the path is /close/<provider>/<YYYY-MM>: a printable provider id and a month');
+      return send(request, reply, `Close ${provider} ${period}`, await closeLive(db, provider, period));
+    },
   );
   app.get<{ Querystring: Record<string, string> }>('/cases', async (request, reply) => {
     const filters = cleanCaseFilters(request.query);

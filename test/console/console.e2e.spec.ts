@@ -508,6 +508,21 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
       ).rows[0]?.outcome;
     expect(await line(said.forgot)).toBe('ledger_only');
     if (said.rounded) expect(await line(said.rounded)).toBe('amount_differs');
+
+    // The Close page of the demo: the month from the index, its counts as the statement's lines have them,
+    // the forgotten swap linked to its page.
+    const { period } = (
+      await pool.query<{ period: string }>(`select period from statements where provider_id = 'demo-partner'`)
+    ).rows[0]!;
+    await page.goto(`${consoleUrl}/close`);
+    await page.click(`main a[href="/close/demo-partner/${period}"]`);
+    await page.locator('#close-statement').waitFor();
+    for (const [outcome, n] of Object.entries(outcomes))
+      expect(await page.locator(`[data-count="${outcome}"]`).textContent(), outcome).toBe(String(n));
+    await page.click(`#close-differences a[href="/swaps/demo-partner/${encodeURIComponent(said.forgot)}"]`);
+    await page.locator('h1', { hasText: said.forgot }).waitFor();
+    await page.goBack();
+    await page.screenshot({ path: join(ARTIFACTS, 'console-close.png'), fullPage: true });
   }, 150_000);
 
   // Issue 37's alerts on this same `up` (one demo start for both): after the reads above, before the kill below.

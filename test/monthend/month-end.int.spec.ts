@@ -10,6 +10,10 @@ import { statusReported, swapCorrected, swapCreated } from '../../src/testing/ev
 import { testKafka, testStack, freshProjection } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 import { runCli } from '../support/cli.ts';
+import { ConsoleDb } from '../../src/console/db.ts';
+import { migratePlatform } from '../../src/db/migrate.ts';
+import { buildConsoleServer } from '../../src/console/server.ts';
+import { generateApiKey } from '../../src/providers/api-keys.ts';
 
 /**
  * Issue 43, items 1 and 4 on the real stack, the CLI run as a process: a statement imported, refused,
@@ -54,11 +58,44 @@ describe(
     });
 
     afterAll(async () => {
+      await consoleApp?.close();
+      await consoleDb?.close();
       await projector?.stop();
       await projection?.pool.end();
       await log?.close();
     });
 
+    // The console's Close page, read through its own read-only login, as finance sees the month.
+    let consoleDb: ConsoleDb | undefined;
+    let consoleApp: Awaited<ReturnType<typeof buildConsoleServer>> | undefined;
+    const viewer = generateApiKey();
+    const consolePage = async (path: string) => {
+      if (!consoleDb) await migratePlatform(testStack().databaseUrl); // the reader's grants cover platform
+      consoleDb ??= await ConsoleDb.open(
+        testStack().databaseUrl,
+        projection.schema,
+        'finance',
+        createLogger({ level: 'silent' }),
+      );
+      consoleApp ??= await buildConsoleServer({
+        db: consoleDb,
+        keys: { viewer: [viewer.sha256] },
+        logger: createLogger({ level: 'silent' }),
+      });
+      const login = await consoleApp.inject({
+        method: 'POST',
+        url: '/login',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `key=${viewer.key}`,
+      });
+      const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+      return consoleApp.inject({ method: 'GET', url: path, headers: { cookie } });
+    };
+    const closePage = async (path: string) => {
+      const page = await consolePage(path);
+      expect(page.statusCode).toBe(200);
+      return page.body;
+    };
     const q = async (sql: string, params: unknown[] = []) => (await projection.pool.query(sql, params)).rows;
     const statementImport = (path: string, period = '2026-10') =>
       runCli(
@@ -128,6 +165,23 @@ describe(
       ).toEqual(before);
     });
 
+    it("the console's Close page shows the statement's outcomes, each difference linked to its swap", async () => {
+      const index = await closePage('/close');
+      expect(index).toContain('href="/close/partner-a/2026-10"');
+      const month = await closePage('/close/partner-a/2026-10');
+      expect(month).toContain('data-count="matched">0<');
+      expect(month).toContain('data-count="amount_differs">1<');
+      expect(month).toContain('data-count="statement_only">1<');
+      expect(month).toContain('data-count="ledger_only">1<');
+      // In the ledger: a link to the swap's page; only in the statement: no page to link to.
+      expect(month).toContain('href="/swaps/partner-a/me-1"');
+      expect(month).toContain('href="/swaps/partner-a/me-2"');
+      expect(month).not.toContain('href="/swaps/partner-a/me-9"');
+      expect(month).toMatch(/<b>referralFee<\/b> ledger\s*<span class="num">0.0001<\/span>/);
+      expect(month).not.toContain('id="no-statement"');
+      expect(month).toContain('not sealed');
+    });
+
     it('refuses to close a month whose statement has differences', async () => {
       const r = await runCli(['period', 'close', '2026-10', '--by', 'alice', '--reason', 'month end'], env);
       expect(r.code).toBe(2);
@@ -167,6 +221,17 @@ describe(
       const v = await runCli(['period', 'verify'], env);
       expect(v.code).toBe(0);
       expect(v.stdout).toMatch(/^2026-10 OK [0-9a-f]{64}$/m);
+
+      // The Close page: the corrected statement in force, the first one listed apart, the seal's digest.
+      const [{ digest }] = await q(`select digest from period_events where kind = 'closed'`);
+      const month = await closePage('/close/partner-a/2026-10');
+      expect(month).toContain('data-count="matched">2<');
+      expect(month).toContain('every line matched');
+      expect(month).toContain('id="close-imports"');
+      expect(month).toContain(`id="close-digest">${digest}<`);
+      const bad = await consolePage('/close/partner-a/2026-13');
+      expect(bad.statusCode).toBe(400);
+      expect(bad.body).toMatch(/YYYY-MM/);
     });
 
     it('a late fact after the close posts into the open period with a reference to the closed one', async () => {
@@ -200,6 +265,8 @@ describe(
         `select l.outcome, l.prior_period from statement_lines l join statements s using (statement_id) where s.period = '2026-11'`,
       );
       expect(line).toEqual({ outcome: 'matched', prior_period: '2026-10' });
+      const november = await closePage('/close/partner-a/2026-11');
+      expect(november).toContain('prior-period adjustment of 2026-10');
     });
 
     it('a replay rebuilds statements, lines and periods (EQUAL)', async () => {
