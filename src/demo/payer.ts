@@ -61,7 +61,8 @@ class UtxoWallet {
     return text.trim();
   }
 
-  pay(to: string, amount: bigint): Promise<string> {
+  /** Pays `amount` to `to`, spending `fee` (the fee the partner reports; the demo's floor otherwise). */
+  pay(to: string, amount: bigint, fee = 1000n): Promise<string> {
     return this.queue.run(async () => {
       const own = payments.p2wpkh({ pubkey: this.pubkey, network: this.network });
       let coin = this.coin;
@@ -73,7 +74,6 @@ class UtxoWallet {
         await this.broadcast(funding);
         coin = this.coin = { txid: funding.getHash(), vout: 0, value: 10n ** 15n };
       }
-      const fee = 1000n;
       const change = coin.value - amount - fee;
       if (change < 0n) throw new Error('the demo UTXO wallet is spent');
       const tx = new Transaction();
@@ -93,6 +93,19 @@ class UtxoWallet {
       return txid;
     });
   }
+}
+
+/** A plain transfer's gas, whatever the chain's load. */
+const TRANSFER_GAS = 21_000n;
+
+/**
+ * The gas price that makes a native transfer spend exactly the fee the partner reports (a legacy
+ * transaction spends gas × its price): the demo partner's network fee estimates are multiples of a plain
+ * transfer's gas, so an honest demo partner reports the fee it spent. Otherwise the node's own price.
+ */
+function exactFee(fee: bigint | undefined): { type: 'legacy'; gas: bigint; gasPrice: bigint } | object {
+  if (fee === undefined || fee <= 0n || fee % TRANSFER_GAS !== 0n) return {};
+  return { type: 'legacy', gas: TRANSFER_GAS, gasPrice: fee / TRANSFER_GAS };
 }
 
 export class DemoChainPayer implements SimChain {
@@ -153,14 +166,14 @@ export class DemoChainPayer implements SimChain {
     const id = move.currency.id;
     if (!isDemoChainCurrency(id)) return undefined;
     const asset = DEMO_CHAIN_ASSETS[id];
-    if (asset.kind === 'utxo') return this.utxo[asset.network].pay(move.to, move.amount);
+    if (asset.kind === 'utxo') return this.utxo[asset.network].pay(move.to, move.amount, move.networkFee);
     await this.fund();
     return this.evmQueue.run(async () => {
       const to = move.to as Address;
       try {
         const hash =
           asset.kind === 'native'
-            ? await this.evm.sendTransaction({ to, value: move.amount })
+            ? await this.evm.sendTransaction({ to, value: move.amount, ...exactFee(move.networkFee) })
             : await this.evm.writeContract({
                 address: asset.contract,
                 abi: erc20Abi,

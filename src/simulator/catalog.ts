@@ -20,7 +20,8 @@ export type SimPair = Pair & { readonly rate: DecimalText; readonly [extra: stri
 export const DEFAULT_CURRENCIES: readonly SimCurrency[] = [
   { id: 'btc', type: 'coin', blockchain: 'bitcoin', decimals: 8, networkFee: '0.00002' },
   { id: 'ltc', type: 'coin', blockchain: 'litecoin', decimals: 8, networkFee: '0.0001' },
-  { id: 'eth', type: 'coin', blockchain: 'ethereum', chainId: 1, decimals: 18, networkFee: '0.0005' },
+  // 21,000 gas at 20 gwei: what the demo chain's plain transfer spends (src/demo/payer.ts), so reported = spent.
+  { id: 'eth', type: 'coin', blockchain: 'ethereum', chainId: 1, decimals: 18, networkFee: '0.00042' },
   // chainId without blockchain: allowed for EVM networks.
   {
     id: 'usdt',

@@ -57,6 +57,7 @@ export function movesFor(rules: StatusRules, swap: SwapState, step: StatusStep):
           ? freshAddress(swap.to)
           : String(swap.request.payoutAddress),
         amount: atomic(after.amount ?? finalAmount(rules, swap), swap.to),
+        ...(after.payoutNetworkFees ? { networkFee: atomic(after.payoutNetworkFees, swap.to) } : {}),
       });
     // 'refund-is-payin' reports the payin's hash as the refund's: no refund is made.
     else if (probe.like === 'REFUNDED' && !swap.faults.has('refund-is-payin')) {

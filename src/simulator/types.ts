@@ -81,6 +81,11 @@ export interface ChainMove {
   readonly to: string;
   /** Atomic units of the currency. */
   readonly amount: bigint;
+  /**
+   * A payout's network fee as the partner reports it (atomic units of the same currency): an honest partner
+   * reports the fee its payout spent, so a chain that can spend exactly this much does.
+   */
+  readonly networkFee?: bigint;
 }
 
 /** Makes a transaction; undefined when it has no chain for the currency (a random hash is reported then). */

@@ -96,6 +96,7 @@ describe('the demo chains, paid on by the simulator', () => {
     ['ltc', 'eth', '2'],
     ['eth', 'bat', '0.5'],
     ['usdt', 'btc', '250'],
+    ['btc', 'ltc', '0.02'],
   ])(
     '%s -> %s: the payin and the payout are on their chains, to the addresses, in full',
     async (from, to, amount) => {
@@ -123,6 +124,11 @@ describe('the demo chains, paid on by the simulator', () => {
           amount: atomic.toString(),
         }),
       ]);
+      // A native payout spends exactly the network fee the partner reports (chain.network_fee MATCHED).
+      if (['btc', 'ltc', 'eth'].includes(to)) {
+        const [w, f = ''] = String(done.report.payoutNetworkFees).split('.');
+        expect(payout.fee).toBe(BigInt(w! + f.padEnd(decimals, '0')).toString());
+      }
     },
   );
 
