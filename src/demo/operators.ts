@@ -2,7 +2,13 @@ import type pg from 'pg';
 import type { SwapEvent } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import { listCases, checkCaseAction, type StoredCase } from '../ops/cases.ts';
-import { caseActedEvent, type CaseActionInput } from '../ops/operator-events.ts';
+import {
+  caseActedEvent,
+  correctionEvent,
+  type CaseActionInput,
+  type CorrectionInput,
+} from '../ops/operator-events.ts';
+import { isDecimalText } from '../money/decimal.ts';
 import { buildEvidencePack } from '../ops/evidence.ts';
 import type { PartnerSimulator } from '../simulator/index.ts';
 import { DEMO_CHAIN_ASSETS, isDemoChainCurrency } from './chain.ts';
@@ -10,11 +16,14 @@ import { DEMO_CHAIN_ASSETS, isDemoChainCurrency } from './chain.ts';
 /**
  * What the demo's operators do with the cases its faults open, one way each, so the console shows every
  * state: the first case acknowledged, the next disputed with its evidence pack's digest, one resolved as a
- * false alarm, one written off by two operators, and one settled by the partner paying the difference on the
- * demo chain (a reference otherwise). The rest stay open. Each action goes the operators' way: checked
+ * false alarm, one written off by two operators, one settled by the partner paying the difference on the
+ * demo chain (a reference otherwise), and one whose fee the partner confirmed was wrong in its final status,
+ * corrected in the ledger (`swap correct`) and resolved as corrected. The rest stay open. Each action goes the operators' way: checked
  * against the case as it stands, then appended as a CaseActed event.
  */
 export const DEMO_CASE_PLAN = [
+  // First: it fits only a case whose failing checks are fees, which the others would otherwise take.
+  'corrected',
   'acknowledged',
   'disputed',
   'false_alarm',
@@ -22,6 +31,13 @@ export const DEMO_CASE_PLAN = [
   'partner_paid',
 ] as const;
 export type DemoCaseStep = (typeof DEMO_CASE_PLAN)[number];
+
+/** Fee checks of the final status a correction can settle, and the correction's field for each. */
+const CORRECTABLE_FEES = {
+  'fee.provider': 'providerFees',
+  'fee.referral': 'referralFees',
+  'fee.payout_network': 'payoutNetworkFees',
+} as const;
 
 /** A case unchanged this long is taken as settled enough to act on. */
 const SETTLED_MS = 15_000;
@@ -47,20 +63,25 @@ export function startDemoOperators(options: DemoOperatorsOptions): RunningDemoOp
   const taken = new Map<string, DemoCaseStep>();
   let stopped = false;
 
+  /** The next action reads the case as the projection folds this one; a refused fold is said. */
+  const awaitFold = async (c: StoredCase, eventId: string) => {
+    for (let i = 0; i < 50; i++) {
+      const r = await pool.query(
+        `select 1 from cases where provider_id = $1 and swap_id = $2 and last_event_id = $3`,
+        [c.providerId, c.swapId, eventId],
+      );
+      if (r.rowCount) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`the case did not take ${eventId} within 10 s`);
+  };
+
   const act = async (c: StoredCase, input: Omit<CaseActionInput, 'providerId' | 'swapId'>) => {
     const ref = { providerId: c.providerId, swapId: c.swapId };
     const event = caseActedEvent({ ...ref, ...input });
     await checkCaseAction(pool, ref, event);
     await options.append(event);
-    // The next action reads the case as the projection folds this one.
-    for (let i = 0; i < 50; i++) {
-      const r = await pool.query(
-        `select 1 from cases where provider_id = $1 and swap_id = $2 and last_event_id = $3`,
-        [c.providerId, c.swapId, event.eventId],
-      );
-      if (r.rowCount) return;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await awaitFold(c, event.eventId);
   };
 
   /** The partner's payment of the difference: on the demo chain when the stake's currency has one. */
@@ -79,6 +100,31 @@ export function startDemoOperators(options: DemoOperatorsOptions): RunningDemoOp
       if (hash) return hash;
     }
     return `demo bank transfer ${c.swapId.slice(0, 8)}`;
+  };
+
+  /**
+   * The ledger fields a correction sets to what the reconciler expected, when every failing check of the case
+   * is a fee of the final status (a correction then makes the swap's figures the signed ones).
+   */
+  const feeCorrection = async (c: StoredCase) => {
+    const failing = c.failing.split('|').map((f) => f.split(':')[0]!);
+    // The sum and the quote's view of the same fees follow the corrected figures.
+    const follows = (n: string) => n === 'fee.sum' || n.replace(/^quote\./, '') in CORRECTABLE_FEES;
+    if (failing.length === 0 || !failing.every(follows)) return;
+    const r = await pool.query<{ name: string; expected: string | null }>(
+      `select c->>'name' as name, c->>'expected' as expected
+         from reconciliations r, jsonb_array_elements(r.checks) c
+        where r.provider_id = $1 and r.swap_id = $2 and c->>'name' = any($3)`,
+      [c.providerId, c.swapId, failing],
+    );
+    const fix: Partial<CorrectionInput> = {};
+    for (const row of r.rows) {
+      const field = CORRECTABLE_FEES[row.name as keyof typeof CORRECTABLE_FEES];
+      if (!field) continue;
+      if (!row.expected || !isDecimalText(row.expected)) return;
+      fix[field] = row.expected;
+    }
+    return Object.keys(fix).length > 0 ? fix : undefined;
   };
 
   const step = async (c: StoredCase, want: DemoCaseStep) => {
@@ -122,6 +168,31 @@ export function startDemoOperators(options: DemoOperatorsOptions): RunningDemoOp
           outcome: 'partner_paid',
           reference: await paidDifference(c),
         });
+      case 'corrected': {
+        const fix = await feeCorrection(c);
+        if (!fix) throw new Error('no fee of the final status to correct');
+        const correction = correctionEvent({
+          ...fix,
+          providerId: c.providerId,
+          swapId: c.swapId,
+          by,
+          reason: 'the partner confirmed the fee it signed at creation; its final status was wrong',
+        });
+        // Appended right behind the correction, on the swap's key: folded before the verdict the correction
+        // causes, which would otherwise settle the case by evidence first.
+        const resolve = caseActedEvent({
+          providerId: c.providerId,
+          swapId: c.swapId,
+          action: 'resolve',
+          by,
+          reason: 'the ledger was corrected to the signed fee',
+          outcome: 'corrected',
+          reference: correction.eventId,
+        });
+        await options.append(correction);
+        await options.append(resolve);
+        return awaitFold(c, resolve.eventId);
+      }
     }
   };
 
@@ -135,7 +206,16 @@ export function startDemoOperators(options: DemoOperatorsOptions): RunningDemoOp
     for (const want of DEMO_CASE_PLAN) {
       if (stopped || [...taken.values()].includes(want)) continue;
       const needsStake = want === 'accepted_loss' || want === 'partner_paid';
-      const c = open.find((x) => !taken.has(x.swapId) && (!needsStake || x.amountAtStake !== null));
+      const candidates = open.filter(
+        (x) => !taken.has(x.swapId) && (!needsStake || x.amountAtStake !== null),
+      );
+      // The correction waits for a case it fits; the other steps take the oldest settled case.
+      let c: StoredCase | undefined = candidates[0];
+      if (want === 'corrected') {
+        c = undefined;
+        for (const x of candidates) if (!c && (await feeCorrection(x))) c = x;
+        if (!c) continue;
+      }
       if (!c) return;
       taken.set(c.swapId, want);
       try {

@@ -441,7 +441,7 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     expect(pageErrors).toEqual([]);
   }, 60_000);
 
-  it("moves the demo's cases into every state the way operators do: acknowledged, disputed, resolved three ways, the rest open", async () => {
+  it("moves the demo's cases into every state the way operators do: acknowledged, disputed, resolved four ways, the rest open", async () => {
     const cases = await eventually(
       'a demo case in each planned state',
       async () => {
@@ -460,6 +460,7 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
           of('resolved', 'false_alarm'),
           of('resolved', 'accepted_loss'),
           of('resolved', 'partner_paid'),
+          of('resolved', 'corrected'),
         ];
         if (all.some((c) => c === undefined))
           throw new Error(
@@ -469,7 +470,7 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
       },
       120_000,
     );
-    const [, , disputed, , writtenOff, paid] = cases;
+    const [, , disputed, , writtenOff, paid, corrected] = cases;
     expect(disputed!.history.map((h) => h.step)).toEqual(expect.arrayContaining(['acknowledge', 'dispute']));
     // Four eyes: proposed by one operator, approved by another.
     expect(writtenOff!.history.filter((h) => h.operator).map((h) => h.operator)).toEqual([
@@ -478,6 +479,12 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     ]);
     // The partner paid the difference on the demo chain: its reference is the transaction's hash.
     expect(paid!.resolution!.reference).toMatch(/^(0x)?[0-9a-f]{64}$/);
+    // Corrected: its reference is the swap's correction, an event the journal holds.
+    const correction = await pool.query(
+      `select 1 from event_journal where event_id = $1 and event_type = 'SwapCorrected'`,
+      [corrected!.resolution!.reference],
+    );
+    expect(correction.rowCount).toBe(1);
   }, 150_000);
 
   it("imports the demo partner's statement of the month: its forgotten, rounded and invented lines found", async () => {
