@@ -205,6 +205,32 @@ describe(
       ]);
     });
 
+    it('does not seal while the projector is behind the log: it waits, then refuses, appending nothing', async () => {
+      await projector.stop();
+      try {
+        // A fact of October the projection has not folded yet: a seal now would miss it.
+        await log.append([swapCreated('me-3', { time: '2026-10-20T10:00:00.000Z' })]);
+        const r = await runCli(
+          ['period', 'close', '2026-10', '--by', 'alice', '--reason', 'month end', '--wait', '1'],
+          env,
+        );
+        expect(r.code).toBe(2);
+        expect(r.stderr).toMatch(
+          /not sealed: the projector is 1 event\(s\) behind the log \(partition \d+: 1\) after 1 s/,
+        );
+        const wait = await runCli(
+          ['period', 'close', '2026-10', '--by', 'a', '--reason', 'r', '--wait', 'x'],
+          env,
+        );
+        expect(wait.code).toBe(2);
+        expect(wait.stderr).toMatch(/--wait must be whole seconds/);
+      } finally {
+        projector = await startProjector(env, createLogger({ level: 'silent' }));
+      }
+      await waitForProjection(projection.pool, log.topic);
+      expect(await q(`select count(*)::int as n from period_events`)).toEqual([{ n: 0 }]);
+    });
+
     it('closes October, sealed by a digest; a second close is refused', async () => {
       const r = await runCli(['period', 'close', '2026-10', '--by', 'alice', '--reason', 'month end'], env);
       expect(r.stderr).toBe('');

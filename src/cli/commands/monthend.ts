@@ -9,6 +9,9 @@ import { parseReconciliationPolicy } from '../../reconciler/policy.ts';
 import { DEFAULT_STATEMENT_LAYOUT, StatementFileError } from '../../monthend/layout.ts';
 import { statementImportEvent } from '../../ops/statements.ts';
 import { periodCloseEvent, periodReopenEvent, verifyPeriods } from '../../ops/periods.ts';
+import { awaitCatchUp } from '../../ops/catch-up.ts';
+import { createKafka } from '../../events/index.ts';
+import { createLogger } from '../../observability/log.ts';
 import { appendOperatorEvent, asUsage } from '../operator.ts';
 import { PROVIDER_ID } from '../../providers/file.ts';
 
@@ -77,19 +80,45 @@ export const statementImportCommand: Command = {
 
 export const periodCloseCommand: Command = {
   words: ['period', 'close'],
-  usage: 'period close <YYYY-MM> --by <operator> --reason <text> [--accept-differences]',
+  usage: 'period close <YYYY-MM> --by <operator> --reason <text> [--accept-differences] [--wait <seconds>]',
   summary:
-    "close a month: seal its postings and statements with a digest chained to the previous close's (needs every statement reconciled, or --accept-differences)",
+    "close a month: seal its postings and statements with a digest chained to the previous close's (needs every statement reconciled, or --accept-differences; waits up to --wait s, 120 by default, for the projector to hold the whole log)",
   async run(args, io) {
     const { values, flags, positionals } = parseOptions(args, {
-      values: ['by', 'reason'],
+      values: ['by', 'reason', 'wait'],
       flags: ['accept-differences'],
     });
     if (positionals.length !== 1) throw new UsageError('name one period: YYYY-MM');
+    const waitSeconds = values.wait === undefined ? 120 : Number(values.wait);
+    if (!Number.isInteger(waitSeconds) || waitSeconds < 0 || waitSeconds > 3600)
+      throw new UsageError('--wait must be whole seconds, 0-3600');
     const config = loadConfig(process.env, [...NEEDS]);
     const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 1 });
     let event;
     try {
+      // A seal over a projection that lags the log would miss the month's last facts.
+      const admin = createKafka({
+        brokers: config.KAFKA_BROKERS,
+        clientId: `${config.KAFKA_CLIENT_ID}-period-close`,
+        logger: createLogger({ level: 'warn', name: 'period-close' }),
+      }).admin();
+      await admin.connect();
+      let behind;
+      try {
+        behind = await awaitCatchUp({
+          admin,
+          pool,
+          topic: config.EVENTS_TOPIC,
+          timeoutMs: waitSeconds * 1000,
+          progress: (problem) => io.stderr(`waiting before sealing: ${problem}`),
+        });
+      } finally {
+        await admin.disconnect();
+      }
+      if (behind)
+        throw new UsageError(
+          `not sealed: ${behind} after ${waitSeconds} s; a seal must hold the whole log (run the projector and the gateway's outbox relay, then close again)`,
+        );
       event = await asUsage(() =>
         periodCloseEvent(pool, {
           period: positionals[0]!,
