@@ -73,7 +73,15 @@ export async function ledgerSwapsFor(
   }));
 }
 
-/** The statement in force of a provider's period: the latest one no other supersedes. */
+/**
+ * Whether statement `alias` is in force: no later import (by event id, a UUIDv7 of the import's time) for
+ * its provider and period. Two imports made at once both name the statement they saw in force in
+ * `supersedes`; the later one is in force, and both stay visible.
+ */
+export const statementInForceSql = (alias: string) =>
+  `not exists (select 1 from statements n where n.provider_id = ${alias}.provider_id and n.period = ${alias}.period and n.statement_id > ${alias}.statement_id)`;
+
+/** The statement in force of a provider's period: its latest import. */
 export async function statementInForce(
   pool: pg.Pool | pg.ClientBase,
   providerId: string,
@@ -81,9 +89,7 @@ export async function statementInForce(
 ): Promise<{ statementId: string; fileDigest: string } | undefined> {
   const r = await pool.query<{ statement_id: string; file_digest: string }>(
     `select s.statement_id, s.file_digest from statements s
-      where s.provider_id = $1 and s.period = $2
-        and not exists (select 1 from statements n where n.supersedes = s.statement_id)
-      order by s.imported_at desc, s.statement_id desc limit 1`,
+      where s.provider_id = $1 and s.period = $2 and ${statementInForceSql('s')}`,
     [providerId, period],
   );
   const row = r.rows[0];
@@ -190,7 +196,7 @@ export async function statementStanding(
        union select provider_id from statements where period = $1),
      in_force as (
        select s.* from statements s
-        where s.period = $1 and not exists (select 1 from statements n where n.supersedes = s.statement_id))
+        where s.period = $1 and ${statementInForceSql('s')})
      select v.provider_id, f.statement_id,
             (select count(*) from statement_lines l where l.statement_id = f.statement_id and l.outcome <> 'matched') as differences
        from providers v left join in_force f on f.provider_id = v.provider_id

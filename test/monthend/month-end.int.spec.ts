@@ -10,6 +10,9 @@ import { statusReported, swapCorrected, swapCreated } from '../../src/testing/ev
 import { testKafka, testStack, freshProjection } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 import { runCli } from '../support/cli.ts';
+import { DEFAULT_STATEMENT_LAYOUT } from '../../src/monthend/layout.ts';
+import { statementImportEvent, statementInForce, statementStanding } from '../../src/ops/statements.ts';
+import { parseReconciliationPolicy } from '../../src/reconciler/policy.ts';
 import { ConsoleDb } from '../../src/console/db.ts';
 import { migratePlatform } from '../../src/db/migrate.ts';
 import { buildConsoleServer } from '../../src/console/server.ts';
@@ -203,6 +206,41 @@ describe(
         { statement_id: first, supersedes: null, line_count: 3 },
         { statement_id: expect.any(String), supersedes: first, line_count: 2 },
       ]);
+    });
+
+    it('two imports made at once both supersede the statement they saw; the later one is in force, both visible', async () => {
+      const [{ statement_id: seen }] = await q(
+        `select statement_id from statements order by statement_id desc limit 1`,
+      );
+      const bytes = Buffer.from(
+        `${HEADER}\nme-1,FINISHED,,0.25,0.0005,0.0001,0.002\nme-2,FINISHED,,0.25,,,\n`,
+      );
+      const input = {
+        providerId: 'partner-a',
+        period: '2026-10',
+        fileName: 'oct-v3.csv',
+        bytes,
+        layout: DEFAULT_STATEMENT_LAYOUT,
+        layoutName: 'default' as const,
+        mappings: {},
+        fees: parseReconciliationPolicy({}).fees,
+        reason: 'sent twice',
+      };
+      // Both built before either is folded: each names the statement in force it read.
+      const first = await statementImportEvent(projection.pool, { ...input, by: 'alice' });
+      const second = await statementImportEvent(projection.pool, { ...input, by: 'bob' });
+      expect([first.event.payload.supersedes, second.event.payload.supersedes]).toEqual([seen, seen]);
+      await log.append([first.event, second.event]);
+      await waitForProjection(projection.pool, log.topic);
+      const later = first.event.eventId > second.event.eventId ? first.event : second.event;
+      expect(await statementInForce(projection.pool, 'partner-a', '2026-10')).toEqual({
+        statementId: later.eventId,
+        fileDigest: later.payload.fileDigest,
+      });
+      expect(
+        (await statementStanding(projection.pool, '2026-10')).filter((s) => s.providerId === 'partner-a'),
+      ).toEqual([{ providerId: 'partner-a', statementId: later.eventId, differences: 0 }]);
+      expect(await q(`select count(*)::int as n from statements`)).toEqual([{ n: 4 }]);
     });
 
     it('does not seal while the projector is behind the log: it waits, then refuses, appending nothing', async () => {

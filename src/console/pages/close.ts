@@ -1,5 +1,6 @@
 import type { StatementDifference } from '../../events/types.ts';
 import { postingPeriodSql } from '../../ledger/periods.ts';
+import { statementInForceSql } from '../../ops/statements.ts';
 import type { ConsoleDb } from '../db.ts';
 import { badge, html, swapLink, table, time, type Html } from '../html.ts';
 
@@ -49,8 +50,7 @@ export async function closeIndexLive(db: ConsoleDb): Promise<Html> {
          left join lateral (
            select s.statement_id, s.imported_at from statements s
             where s.provider_id = m.provider_id and s.period = m.period
-              and not exists (select 1 from statements n where n.supersedes = s.statement_id)
-            order by s.imported_at desc, s.statement_id desc limit 1) f on true
+              and ${statementInForceSql('s')}) f on true
         order by m.period desc, m.provider_id
         limit 500`,
     ),
@@ -143,9 +143,9 @@ export async function closeLive(db: ConsoleDb, providerId: string, period: strin
   const statements = await db.query<StatementRow>(
     `select s.statement_id, s.file_name, s.file_digest, s.layout, s.operator, s.reason, s.supersedes, s.line_count,
             s.imported_at,
-            not exists (select 1 from statements n where n.supersedes = s.statement_id) as in_force
+            ${statementInForceSql('s')} as in_force
        from statements s where s.provider_id = $1 and s.period = $2
-      order by s.imported_at desc, s.statement_id desc`,
+      order by s.statement_id desc`,
     [providerId, period],
   );
   const inForce = statements.find((s) => s.in_force);
