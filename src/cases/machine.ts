@@ -316,6 +316,7 @@ export function actStep(
         setting: act.setting,
         amount: act.amount,
         currency: act.currency,
+        verified: act.verified,
       });
       if (c.state === 'disputed') throw new CaseRefusal('the case is disputed already');
       return step('disputed', { sent });
@@ -339,8 +340,11 @@ export function actStep(
           act.reference,
           true,
         )!;
+        // The chain's word on the transaction, when the command verified it; the reference alone otherwise.
+        const verified = text('verified', act.verified ?? null, false);
+        if (verified) details.verified = verified;
       } else if (outcome === 'corrected') {
-        forbid(`${action} ${outcome}`, { setting: act.setting });
+        forbid(`${action} ${outcome}`, { setting: act.setting, verified: act.verified });
         if (!swap.lastCorrectionEventId)
           throw new CaseRefusal('corrected needs a SwapCorrected of the swap (swap correct): there is none');
         const ref = text('reference', act.reference, false) ?? swap.lastCorrectionEventId;
@@ -350,7 +354,7 @@ export function actStep(
           );
         details.reference = ref;
       } else {
-        forbid(`${action} ${outcome}`, { reference: act.reference });
+        forbid(`${action} ${outcome}`, { reference: act.reference, verified: act.verified });
         details.setting = text('setting (--setting: the rule or setting that was wrong)', act.setting, true)!;
       }
       return step('resolved', details, {
@@ -366,6 +370,7 @@ export function actStep(
         sent: act.sent,
         reference: act.reference,
         setting: act.setting,
+        verified: act.verified,
       });
       if (c.pendingWriteOff)
         throw new CaseRefusal(
@@ -395,6 +400,7 @@ export function actStep(
         setting: act.setting,
         amount: act.amount,
         currency: act.currency,
+        verified: act.verified,
       });
       const w = c.pendingWriteOff;
       if (!w) throw new CaseRefusal('no write-off awaits approval: propose one first');

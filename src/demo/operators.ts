@@ -9,6 +9,7 @@ import {
   type CorrectionInput,
 } from '../ops/operator-events.ts';
 import { isDecimalText } from '../money/decimal.ts';
+import { verifyCasePayment, type ChainAccess } from '../ops/chain-payment.ts';
 import { buildEvidencePack } from '../ops/evidence.ts';
 import type { PartnerSimulator } from '../simulator/index.ts';
 import { DEMO_CHAIN_ASSETS, isDemoChainCurrency } from './chain.ts';
@@ -50,6 +51,8 @@ export interface DemoOperatorsOptions {
   readonly simulator: PartnerSimulator;
   /** Whether the demo chains run (the partner's payment of a difference is made there). */
   readonly chains: boolean;
+  /** The demo chains' sources, to verify that payment as `case resolve --tx` does. */
+  readonly chainAccess?: ChainAccess;
   readonly logger: Logger;
   readonly intervalMs?: number;
 }
@@ -84,8 +87,11 @@ export function startDemoOperators(options: DemoOperatorsOptions): RunningDemoOp
     await awaitFold(c, event.eventId);
   };
 
-  /** The partner's payment of the difference: on the demo chain when the stake's currency has one. */
-  const paidDifference = async (c: StoredCase): Promise<string> => {
+  /**
+   * The partner's payment of the difference: on the demo chain when the stake's currency has one, then
+   * verified there as `case resolve --tx` verifies it; an operator's bank reference otherwise.
+   */
+  const paidDifference = async (c: StoredCase): Promise<{ reference: string; verified?: string }> => {
     const partnerId = Object.entries(DEMO_CHAIN_ASSETS).find(([, a]) => a.platform === c.stakeCurrency)?.[0];
     if (options.chains && partnerId && isDemoChainCurrency(partnerId) && c.amountAtStake) {
       const to = await pool.query<{ payout_address: string }>(
@@ -93,13 +99,14 @@ export function startDemoOperators(options: DemoOperatorsOptions): RunningDemoOp
         [c.providerId, c.swapId],
       );
       const hash = await options.simulator
-        .payAhead(partnerId, to.rows[0]!.payout_address, c.amountAtStake)
+        .payAhead(partnerId, to.rows[0]!.payout_address, c.amountAtStake.replace(/^-/, ''))
         .catch((e: unknown) =>
           logger.warn({ err: e }, 'demo: the partner could not pay the difference on chain'),
         );
-      if (hash) return hash;
+      if (hash && options.chainAccess) return verifyCasePayment(pool, options.chainAccess, c, hash);
+      if (hash) return { reference: hash };
     }
-    return `demo bank transfer ${c.swapId.slice(0, 8)}`;
+    return { reference: `demo bank transfer ${c.swapId.slice(0, 8)}` };
   };
 
   /**
@@ -166,7 +173,7 @@ export function startDemoOperators(options: DemoOperatorsOptions): RunningDemoOp
           by,
           reason: 'the partner paid the difference',
           outcome: 'partner_paid',
-          reference: await paidDifference(c),
+          ...(await paidDifference(c)),
         });
       case 'corrected': {
         const fix = await feeCorrection(c);

@@ -313,6 +313,8 @@ export interface CaseActed {
   setting: string | null;
   amount: string | null;
   currency: string | null;
+  /** partner_paid: what the chain showed of the transaction when verified (absent in older events). */
+  verified?: string | null;
 }
 
 export interface PayloadByType {

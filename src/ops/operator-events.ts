@@ -137,6 +137,8 @@ export interface CaseActionInput {
   setting?: string | undefined;
   amount?: string | undefined;
   currency?: string | undefined;
+  /** partner_paid: the chain's confirmation of the transaction in `reference` (src/ops/chain-payment.ts). */
+  verified?: string | undefined;
 }
 
 /**
@@ -159,6 +161,7 @@ export function caseActedEvent(input: CaseActionInput, now = new Date()): SwapEv
       setting: opt(input.setting),
       amount: opt(input.amount),
       currency: opt(input.currency),
+      verified: opt(input.verified),
     },
     { providerId: input.providerId, source: 'ops', swapId: input.swapId },
   );

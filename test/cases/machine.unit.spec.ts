@@ -271,4 +271,35 @@ describe('operator actions (CaseActed)', () => {
     refused(c, act('reason\u0000', {}), /unknown case action/);
     refused(c, act('acknowledge', { reason: 'bad\u0000text' }), /reason/);
   });
+
+  it("keeps the chain's word on a partner's payment with its reference, and refuses it anywhere else", () => {
+    const verified = 'paid 500000 atomic units of ETH to 0xuser in block 12, 3 confirmation(s)';
+    const c = step(opened(), act('resolve', { outcome: 'partner_paid', reference: '0xfeed', verified }));
+    expect(c.resolution).toEqual({ outcome: 'partner_paid', reference: '0xfeed', verified });
+    expect(c.history.at(-1)!.details).toMatchObject({ verified });
+    // An operator's reference alone stays a reference: nothing claims the chain verified it.
+    expect(
+      step(opened(), act('resolve', { outcome: 'partner_paid', reference: 'bank 42' })).resolution,
+    ).toEqual({
+      outcome: 'partner_paid',
+      reference: 'bank 42',
+    });
+    refused(opened(), act('acknowledge', { verified }), /verified does not go with acknowledge/);
+    refused(opened(), act('dispute', { sent: 'x', verified }), /verified does not go with dispute/);
+    refused(
+      opened(),
+      act('resolve', { outcome: 'false_alarm', setting: 's', verified }),
+      /verified does not go with resolve false_alarm/,
+    );
+    refused(
+      opened(),
+      act('propose_write_off', { amount: '1', currency: 'ETH', verified }),
+      /verified does not go with propose_write_off/,
+    );
+    refused(
+      opened(),
+      act('resolve', { outcome: 'partner_paid', reference: '0xfeed', verified: 'bad\u0000' }),
+      /verified/,
+    );
+  });
 });

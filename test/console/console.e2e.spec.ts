@@ -479,6 +479,10 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     ]);
     // The partner paid the difference on the demo chain: its reference is the transaction's hash.
     expect(paid!.resolution!.reference).toMatch(/^(0x)?[0-9a-f]{64}$/);
+    // ...verified there as `case resolve --tx` does: to the swap's payout address, at least the stake.
+    expect(paid!.resolution!.verified).toMatch(
+      /^paid \d+ atomic units of \w+ to \S+ \(at least \d+ expected\), block \d+, \d+ confirmation\(s\)$/,
+    );
     // Corrected: its reference is the swap's correction, an event the journal holds.
     const correction = await pool.query(
       `select 1 from event_journal where event_id = $1 and event_type = 'SwapCorrected'`,

@@ -16,6 +16,8 @@ import { freePort } from '../../src/demo/provision.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { PartnerClient } from '../../src/partner/index.ts';
 import { startPartnerSimulator, type PartnerSimulator } from '../../src/simulator/index.ts';
+import { lookUpPayment } from '../../src/ops/chain-payment.ts';
+import { toAtomicUnits } from '../../src/money/atomic.ts';
 
 /**
  * The demo's chains as `up` runs them (Hardhat's node with the demo tokens, the demo Esplora server) and the
@@ -131,6 +133,38 @@ describe('the demo chains, paid on by the simulator', () => {
       }
     },
   );
+
+  it.each([
+    ['eth', '0.25'],
+    ['usdt', '12.5'],
+    ['btc', '0.001'],
+  ])(
+    "a partner's payment named by its transaction is verified on the chain: to the address, in the asset, at least the amount (%s)",
+    async (currency, amount) => {
+      const hash = (await sim.payAhead(currency, USER[currency]!, amount))!;
+      const platform = PLATFORM[currency]!;
+      const decimals = sources.currencies.get(platform)!.decimals;
+      const atomic = toAtomicUnits(amount, decimals);
+      const chain = { sources, clients };
+      expect(
+        await lookUpPayment(chain, platform, hash, { to: USER[currency]!, atLeast: atomic }),
+      ).toMatchObject({
+        verified: true,
+        paid: atomic,
+        confirmations: 1,
+      });
+      const short = await lookUpPayment(chain, platform, hash, { to: USER[currency]!, atLeast: atomic + 1n });
+      expect(short).toMatchObject({ verified: false, reason: expect.stringMatching(/short of the/) });
+      const elsewhere = await lookUpPayment(chain, platform, hash, { to: USER.sol!, atLeast: 1n });
+      expect(elsewhere).toMatchObject({ verified: false, reason: expect.stringMatching(/pays no .* to /) });
+    },
+  );
+
+  it('a payment in a currency without a chain source is refused with the way to record it', async () => {
+    await expect(lookUpPayment({ sources, clients }, 'SOL', 'x', { to: 'y', atLeast: 1n })).rejects.toThrow(
+      /no chain source for SOL .* by --reference/,
+    );
+  });
 
   it("the demo tokens' decimals() are the sources file's (USDT 6, BAT 18): the watcher starts on them", async () => {
     expect(sources.currencies.get('USDT')!.decimals).toBe(6);

@@ -9,6 +9,8 @@ import { CASE_STATES } from '../../cases/machine.ts';
 import { formatSwapRef, parseSwapRef } from '../../swap/ref.ts';
 import { partnerTextProblem } from '../../swap/text.ts';
 import { appendOperatorEvent, asUsage } from '../operator.ts';
+import { loadChainSources } from '../../chain/index.ts';
+import { verifyCasePayment } from '../../ops/chain-payment.ts';
 
 export const caseListCommand: Command = {
   words: ['case', 'list'],
@@ -70,7 +72,7 @@ export const caseShowCommand: Command = {
 const ACTION_FLAGS = {
   acknowledge: [],
   dispute: ['sent'],
-  resolve: ['outcome', 'reference', 'setting'],
+  resolve: ['outcome', 'reference', 'setting', 'tx'],
   propose_write_off: ['amount', 'currency'],
   approve_write_off: [],
 } as const;
@@ -92,6 +94,19 @@ async function act(action: keyof typeof ACTION_FLAGS, args: string[], io: CliIo)
   try {
     const ref = await asUsage(() => resolveSwapRef(pool, parsed));
     const v = values as Record<string, string | undefined>;
+    // --tx: the partner's payment by its transaction, verified on the chain before anything is appended.
+    let verified: string | undefined;
+    if (v.tx !== undefined) {
+      if (v.outcome !== 'partner_paid') throw new UsageError('--tx goes with --outcome partner_paid');
+      if (v.reference !== undefined)
+        throw new UsageError('--tx is the reference: give one of --tx, --reference');
+      if (!config.CHAIN_SOURCES_FILE)
+        throw new UsageError('--tx needs CHAIN_SOURCES_FILE (the chain sources the watcher reads)');
+      const sources = await asUsage(() => loadChainSources(config.CHAIN_SOURCES_FILE!));
+      const paid = await asUsage(() => verifyCasePayment(pool, { sources }, ref, v.tx!));
+      v.reference = paid.reference;
+      verified = paid.verified;
+    }
     event = await asUsage(() =>
       caseActedEvent({
         ...ref,
@@ -104,6 +119,7 @@ async function act(action: keyof typeof ACTION_FLAGS, args: string[], io: CliIo)
         setting: v.setting,
         amount: v.amount,
         currency: v.currency,
+        verified,
       }),
     );
     after = await asUsage(() => checkCaseAction(pool, ref, event!));
@@ -139,7 +155,7 @@ export const caseDisputeCommand = actionCommand(
 export const caseResolveCommand = actionCommand(
   'resolve',
   'resolve',
-  '--outcome partner_paid --reference <txid|ref> | --outcome corrected [--reference <SwapCorrected id>] | --outcome false_alarm --setting <rule or setting> ',
+  '--outcome partner_paid --tx <txid verified on chain> | --outcome partner_paid --reference <ref> | --outcome corrected [--reference <SwapCorrected id>] | --outcome false_alarm --setting <rule or setting> ',
   'resolve a case: the partner paid the difference, a correction, or a false alarm',
 );
 export const caseProposeWriteOffCommand = actionCommand(

@@ -8,6 +8,7 @@ import { parseReconciliationPolicy } from '../../reconciler/policy.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createPool } from '../../db/client.ts';
 import { openAppender } from '../../events/open.ts';
+import { chainClients, loadChainSources } from '../../chain/index.ts';
 
 export const demoRunCommand: Command = {
   words: ['demo', 'run'],
@@ -36,6 +37,13 @@ export const demoRunCommand: Command = {
       providerId: options.providerId,
       simulator: demo.simulator,
       chains: options.chainUrls !== undefined,
+      // The sources file `up` wrote for the watcher, read with the demo chains' URLs.
+      ...(options.chainUrls && config.CHAIN_SOURCES_FILE
+        ? (() => {
+            const sources = loadChainSources(config.CHAIN_SOURCES_FILE);
+            return { chainAccess: { sources, clients: chainClients(sources, options.chainUrls) } };
+          })()
+        : {}),
       logger,
     });
     // The partner's statement of the month, with its honest differences, imported once its swaps are folded.
