@@ -35,7 +35,6 @@ import { caseActedEvent } from '../ops/operator-events.ts';
 import { buildEvidencePack, EvidenceError } from '../ops/evidence.ts';
 import { canonicalJson } from '../cases/evidence.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
-import { isPeriod } from '../ledger/periods.ts';
 import {
   caseHref,
   caseLive,
@@ -54,8 +53,28 @@ const ASSETS: Record<string, { file: URL; type: string }> = {
   },
 };
 
-/** Provider and swap ids in a path: printable, bounded; checked before any query. */
-const PATH_ID = /^[\x21-\x7e]{1,200}$/;
+/** Provider and swap ids in a path: printable, bounded; checked by the route's schema before any query. */
+const PATH_ID = { type: 'string', pattern: '^[\\x21-\\x7e]{1,200}$' } as const;
+const SWAP_PATH = {
+  schema: {
+    params: {
+      type: 'object',
+      required: ['provider', 'swapId'],
+      properties: { provider: PATH_ID, swapId: PATH_ID, action: { type: 'string' } },
+    },
+  },
+  config: { pathRule: 'provider and swap id must be 1-200 printable characters' },
+} as const;
+const CLOSE_PATH = {
+  schema: {
+    params: {
+      type: 'object',
+      required: ['provider', 'period'],
+      properties: { provider: PATH_ID, period: { type: 'string', pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' } },
+    },
+  },
+  config: { pathRule: 'the path is /close/<provider>/<YYYY-MM>: a printable provider id and a month' },
+} as const;
 
 const SECURITY_HEADERS = {
   'content-security-policy':
@@ -119,7 +138,7 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
     bodyLimit: 4096,
     // A login form sent slowly or never finished gets 408, not a connection held open.
     ...listenerTimeouts(options.requestTimeoutMs),
-    // Swap ids up to PATH_ID's bound reach the handler, which answers 400 beyond it.
+    // Swap ids up to PATH_ID's bound reach the route's schema, which answers 400 beyond it.
     routerOptions: { maxParamLength: 256 },
     trustProxy: options.trustProxy ?? false,
   });
@@ -151,6 +170,10 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
         .send('this form is not from your session (CSRF token missing or wrong)');
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A path id its route's schema refused: the route's own rule, before any query.
+    const pathRule = (request.routeOptions.config as { pathRule?: string }).pathRule;
+    if (error.validationContext === 'params' && pathRule)
+      return void reply.code(400).type('text/plain').send(pathRule);
     options.logger.error({ err: error.message, url: request.url.split('?')[0] }, 'console page failed');
     void reply
       .code(error.statusCode && error.statusCode < 500 ? error.statusCode : 500)
@@ -206,13 +229,9 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
   });
   app.get<{ Params: { provider: string; swapId: string } }>(
     '/swaps/:provider/:swapId',
+    SWAP_PATH,
     async (request, reply) => {
       const { provider, swapId } = request.params;
-      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
-        return reply
-          .code(400)
-          .type('text/plain')
-          .send('provider and swap id must be 1-200 printable characters');
       const live = await swapLive(db, provider, swapId);
       if (!live) {
         reply.code(404);
@@ -252,13 +271,9 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
   app.get('/close', async (request, reply) => send(request, reply, 'Close', await closeIndexLive(db)));
   app.get<{ Params: { provider: string; period: string } }>(
     '/close/:provider/:period',
+    CLOSE_PATH,
     async (request, reply) => {
       const { provider, period } = request.params;
-      if (!PATH_ID.test(provider) || !isPeriod(period))
-        return reply
-          .code(400)
-          .type('text/plain')
-          .send('the path is /close/<provider>/<YYYY-MM>: a printable provider id and a month');
       return send(request, reply, `Close ${provider} ${period}`, await closeLive(db, provider, period));
     },
   );
@@ -267,18 +282,16 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
     const cases = await listCases(db.reader, {
       ...(filters.state ? { states: [filters.state] } : {}),
       ...(filters.partner ? { providerId: filters.partner } : {}),
+      ...(filters.age ? { age: filters.age } : {}),
+      ...(filters.check ? { check: filters.check } : {}),
     });
     return send(request, reply, 'Cases', casesLive(cases), casesControls(filters));
   });
   app.get<{ Params: { provider: string; swapId: string } }>(
     '/cases/:provider/:swapId',
+    SWAP_PATH,
     async (request, reply) => {
       const { provider, swapId } = request.params;
-      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
-        return reply
-          .code(400)
-          .type('text/plain')
-          .send('provider and swap id must be 1-200 printable characters');
       const c = await loadCase(db.reader, { providerId: provider, swapId });
       if (!c) {
         reply.code(404);
@@ -294,13 +307,9 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
   );
   app.get<{ Params: { provider: string; swapId: string } }>(
     '/cases/:provider/:swapId/evidence.json',
+    SWAP_PATH,
     async (request, reply) => {
       const { provider, swapId } = request.params;
-      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
-        return reply
-          .code(400)
-          .type('text/plain')
-          .send('provider and swap id must be 1-200 printable characters');
       try {
         const pack = await buildEvidencePack(db.reader, { providerId: provider, swapId });
         return reply
@@ -316,6 +325,7 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
   // The CSRF token was checked by the preHandler; here the role, then the state machine, then the append.
   app.post<{ Params: { provider: string; swapId: string; action: string }; Body: Record<string, string> }>(
     '/cases/:provider/:swapId/:action',
+    SWAP_PATH,
     async (request, reply) => {
       const { provider, swapId, action } = request.params;
       const session = sessionOf(request)!;
@@ -331,11 +341,6 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
           .send(`a ${session.role} may not ${action.replaceAll('_', ' ')}`);
       if (!options.appendCaseEvent)
         return reply.code(503).type('text/plain').send('this console was started without an event appender');
-      if (!PATH_ID.test(provider) || !PATH_ID.test(swapId))
-        return reply
-          .code(400)
-          .type('text/plain')
-          .send('provider and swap id must be 1-200 printable characters');
       const body = request.body ?? {};
       const ref = { providerId: provider, swapId };
       try {

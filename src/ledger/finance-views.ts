@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { assertIdentifier, connectClient } from '../db/client.ts';
 import { PLATFORM_SCHEMA } from '../db/migrate.ts';
+import { caseAgeBucketSql } from './aging.ts';
 
 export const FINANCE_SCHEMA = 'finance';
 /** Read-only role for finance: it may read the finance views, nothing else. */
@@ -250,10 +251,7 @@ export function financeViews(
         sum(amount_at_stake) as amount_at_stake, count(*) filter (where amount_at_stake is null) as stake_unknown,
         min(opened_at) as oldest_opened_at
         from (select provider_id, stake_currency, amount_at_stake, opened_at,
-                case when now() - opened_at < interval '1 day' then '0-1d'
-                     when now() - opened_at < interval '7 days' then '1-7d'
-                     when now() - opened_at < interval '30 days' then '7-30d'
-                     else '30d+' end as age_bucket
+                ${caseAgeBucketSql('opened_at')} as age_bucket
               from ${live}.cases where state <> 'resolved') c
         group by provider_id, age_bucket, stake_currency`,
     },

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { caseAgeBucketSql, type CaseAgeBucket } from '../ledger/aging.ts';
 import type { SwapEventOf } from '../events/types.ts';
 import { actStep, type CaseRecord, type SwapFactsForCase } from '../cases/machine.ts';
 import type { SwapRef } from '../swap/ref.ts';
@@ -52,16 +53,22 @@ export async function loadCase(pool: pg.Pool, ref: SwapRef): Promise<StoredCase 
   return r.rows[0] ? caseOf(r.rows[0]) : undefined;
 }
 
-/** Cases by state (default: every unresolved one) and partner, oldest opened first. */
+/** A check's name as the reconciler writes it (`amount.to_wallet`, `chain.payout`, `quote.fee.referral`). */
+export const CHECK_NAME = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+){0,3}$/;
+
+/** Cases by state (default: every unresolved one), partner, age bucket and failing check, oldest opened first. */
 export async function listCases(
   pool: pg.Pool,
-  filter: { states?: readonly string[]; providerId?: string } = {},
+  filter: { states?: readonly string[]; providerId?: string; age?: CaseAgeBucket; check?: string } = {},
 ): Promise<StoredCase[]> {
   const states = filter.states ?? ['open', 'acknowledged', 'disputed'];
+  // `failing` is "name:verdict:actual|…": a check matches at the start of one of its parts.
   const r = await pool.query(
     `select ${CASE_COLUMNS} from cases where state = any($1::text[]) and ($2::text is null or provider_id = $2)
+       and ($3::text is null or ${caseAgeBucketSql('opened_at')} = $3)
+       and ($4::text is null or position('|' || $4 || ':' in '|' || failing) > 0)
      order by opened_at, provider_id, swap_id limit 1000`,
-    [states, filter.providerId ?? null],
+    [states, filter.providerId ?? null, filter.age ?? null, filter.check ?? null],
   );
   return r.rows.map(caseOf);
 }

@@ -22,6 +22,26 @@ describe('swap-ledger CLI', () => {
     expect(io.err).toEqual(['swap-ledger: unknown command "frobnicate"; run "swap-ledger help"']);
   });
 
+  it("refuses case list's --age and --check unless they name an age bucket and a check, exit 2", async () => {
+    for (const [flag, bad, said] of [
+      ['--age', '2d', '--age "2d" is not an age bucket (0-1d, 1-7d, 7-30d, 30d+)'],
+      ['--check', "x' or '1", `--check "x' or '1" is not a check name`],
+      ['--check', '%', '--check "%" is not a check name'],
+    ] as const) {
+      const io = capture();
+      expect(await main(['case', 'list', flag, bad], io)).toBe(2);
+      expect(io.err.join('\n')).toContain(said);
+    }
+    for (const [args, said] of [
+      [['--outcome', 'false_alarm', '--tx', '0x1'], '--tx goes with --outcome partner_paid'],
+      [['--outcome', 'partner_paid', '--tx', '0x1', '--reference', 'r'], 'give one of --tx, --reference'],
+    ] as const) {
+      const io = capture();
+      expect(await main(['case', 'resolve', 'p/s', ...args, '--by', 'a', '--reason', 'r'], io)).toBe(2);
+      expect(io.err.join('\n')).toContain(said);
+    }
+  });
+
   it("refuses up's --ready-timeout unless it is whole seconds, with exit 2 before anything starts", async () => {
     for (const bad of ['0', '1.5', 'soon']) {
       const io = capture();

@@ -56,7 +56,7 @@ describe('console case actions', () => {
     await projection.pool.query(
       `insert into cases (provider_id, swap_id, state, trigger, trigger_event_id, opened_at, openings, failing,
          history, last_event_id, updated_at)
-       values ('p', 's1', 'open', 'mismatch', gen_random_uuid(), now(), 1, 'amount.to_wallet', $1, gen_random_uuid(), now())`,
+       values ('p', 's1', 'open', 'mismatch', gen_random_uuid(), now(), 1, 'amount.to_wallet:MISMATCH:1', $1, gen_random_uuid(), now())`,
       [
         JSON.stringify([
           {
@@ -96,6 +96,17 @@ describe('console case actions', () => {
       headers: { cookie: v.cookie },
     });
     expect(list.body).toContain('href="/cases/p/s1"');
+    // Filtered in the query: by the failing check's exact name and by the age bucket it opened in.
+    const listed = async (query: string) =>
+      (
+        await app.inject({ method: 'GET', url: `/cases?${query}`, headers: { cookie: v.cookie } })
+      ).body.includes('href="/cases/p/s1"');
+    expect(await listed('check=amount.to_wallet')).toBe(true);
+    expect(await listed('check=amount.to')).toBe(false);
+    expect(await listed('check=fee.provider')).toBe(false);
+    expect(await listed('age=0-1d&check=amount.to_wallet')).toBe(true);
+    expect(await listed('age=1-7d')).toBe(false);
+    expect(await listed('partner=q')).toBe(false);
     expect(v.page).toContain('MISMATCH');
     expect(v.page).toContain('id="no-actions"');
     expect(v.page).not.toContain('data-action=');

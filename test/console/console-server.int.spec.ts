@@ -147,9 +147,15 @@ describe('console server', () => {
 
   it('answers bad input with a clear error, and an unknown swap with 404', async () => {
     const longId = 'x'.repeat(201);
-    expect(
-      (await app.inject({ method: 'GET', url: `/swaps/p/${longId}`, headers: { cookie } })).statusCode,
-    ).toBe(400);
+    // One schema for the ids of every swap and case path: the same answer, before any query.
+    for (const url of [`/swaps/p/${longId}`, `/cases/p/${longId}`, `/cases/p/${longId}/evidence.json`]) {
+      const bad = await app.inject({ method: 'GET', url, headers: { cookie } });
+      expect(bad.statusCode, url).toBe(400);
+      expect(bad.body, url).toBe('provider and swap id must be 1-200 printable characters');
+    }
+    const month = await app.inject({ method: 'GET', url: '/close/p/2026-1', headers: { cookie } });
+    expect(month.statusCode).toBe(400);
+    expect(month.body).toMatch(/\/close\/<provider>\/<YYYY-MM>/);
     const unknown = await app.inject({ method: 'GET', url: '/swaps/p/nope', headers: { cookie } });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.body).toContain('No swap p/nope');

@@ -1,3 +1,5 @@
+import { cleanCaseFilters } from '../../src/console/pages/cases.ts';
+import { caseAgeBucketSql } from '../../src/ledger/aging.ts';
 import { describe, expect, it } from 'vitest';
 import { ConsoleAuth, cookieValue, csrfMatches } from '../../src/console/auth.ts';
 import { html, raw, swapHref } from '../../src/console/html.ts';
@@ -202,5 +204,24 @@ describe('console assets', () => {
       await app.close();
       await db.close();
     }
+  });
+});
+
+describe('the Cases page filters', () => {
+  it('keeps a partner, a state, an age bucket and a check name; drops what is none of its kind', () => {
+    expect(
+      cleanCaseFilters({ partner: 'p', state: 'disputed', age: '7-30d', check: 'quote.fee.referral' }),
+    ).toEqual({ partner: 'p', state: 'disputed', age: '7-30d', check: 'quote.fee.referral' });
+    expect(
+      cleanCaseFilters({ partner: 'a b', state: 'closed', age: '2d', check: "amount.to_wallet' or 1=1" }),
+    ).toEqual({});
+    expect(cleanCaseFilters({ check: 'x'.repeat(81) })).toEqual({});
+    expect(cleanCaseFilters({ check: '%' })).toEqual({});
+  });
+
+  it('names the age buckets in one SQL case, the last one open-ended', () => {
+    expect(caseAgeBucketSql('opened_at')).toBe(
+      "case when now() - opened_at < interval '1 days' then '0-1d' when now() - opened_at < interval '7 days' then '1-7d' when now() - opened_at < interval '30 days' then '7-30d' else '30d+' end",
+    );
   });
 });

@@ -3,7 +3,15 @@ import { parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createPool } from '../../db/client.ts';
 import { caseActedEvent } from '../../ops/operator-events.ts';
-import { checkCaseAction, formatCase, formatCaseLine, listCases, loadCase } from '../../ops/cases.ts';
+import {
+  CHECK_NAME,
+  checkCaseAction,
+  formatCase,
+  formatCaseLine,
+  listCases,
+  loadCase,
+} from '../../ops/cases.ts';
+import { CASE_AGE_BUCKETS, isCaseAgeBucket, type CaseAgeBucket } from '../../ledger/aging.ts';
 import { resolveSwapRef } from '../../ops/swap-ref.ts';
 import { CASE_STATES } from '../../cases/machine.ts';
 import { formatSwapRef, parseSwapRef } from '../../swap/ref.ts';
@@ -14,14 +22,23 @@ import { verifyCasePayment } from '../../ops/chain-payment.ts';
 
 export const caseListCommand: Command = {
   words: ['case', 'list'],
-  usage: 'case list [--state open,acknowledged,disputed,resolved] [--provider <id>] [--json]',
+  usage:
+    'case list [--state open,acknowledged,disputed,resolved] [--provider <id>] [--age 0-1d|1-7d|7-30d|30d+] [--check <name>] [--json]',
   summary: 'cases by state (default: every unresolved one), oldest first',
   async run(args, io) {
     const { values, flags, positionals } = parseOptions(args, {
-      values: ['state', 'provider'],
+      values: ['state', 'provider', 'age', 'check'],
       flags: ['json'],
     });
     if (positionals.length > 0) throw new UsageError('case list takes no positional argument');
+    if (values.age !== undefined && !isCaseAgeBucket(values.age))
+      throw new UsageError(
+        `--age "${values.age.slice(0, 20)}" is not an age bucket (${CASE_AGE_BUCKETS.map((b) => b.name).join(', ')})`,
+      );
+    if (values.check !== undefined && (values.check.length > 80 || !CHECK_NAME.test(values.check)))
+      throw new UsageError(
+        `--check "${values.check.slice(0, 40)}" is not a check name (e.g. amount.to_wallet)`,
+      );
     const states = values.state?.split(',').map((s) => s.trim());
     for (const s of states ?? [])
       if (!(CASE_STATES as readonly string[]).includes(s))
@@ -32,6 +49,8 @@ export const caseListCommand: Command = {
       const list = await listCases(pool, {
         ...(states ? { states } : {}),
         ...(values.provider ? { providerId: values.provider } : {}),
+        ...(values.age ? { age: values.age as CaseAgeBucket } : {}),
+        ...(values.check ? { check: values.check } : {}),
       });
       if (flags.json) io.stdout(JSON.stringify(list, null, 2));
       else if (list.length === 0) io.stdout('no cases');
@@ -50,6 +69,11 @@ export const caseShowCommand: Command = {
   async run(args, io) {
     const { values, flags, positionals } = parseOptions(args, { values: ['provider'], flags: ['json'] });
     if (positionals.length !== 1) throw new UsageError('name one swap: <provider>/<swapId>');
+    const given = values as Record<string, string | undefined>;
+    if (given.tx !== undefined && given.outcome !== 'partner_paid')
+      throw new UsageError('--tx goes with --outcome partner_paid');
+    if (given.tx !== undefined && given.reference !== undefined)
+      throw new UsageError('--tx is the reference: give one of --tx, --reference');
     const parsed = await asUsage(async () => parseSwapRef(positionals[0]!, values.provider));
     const config = loadConfig(process.env, ['DATABASE_URL']);
     const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 1 });
@@ -86,6 +110,11 @@ async function act(action: keyof typeof ACTION_FLAGS, args: string[], io: CliIo)
     const problem = v === undefined ? undefined : partnerTextProblem(v, 2000);
     if (problem) throw new UsageError(`--${name} ${problem}`);
   }
+  const given = values as Record<string, string | undefined>;
+  if (given.tx !== undefined && given.outcome !== 'partner_paid')
+    throw new UsageError('--tx goes with --outcome partner_paid');
+  if (given.tx !== undefined && given.reference !== undefined)
+    throw new UsageError('--tx is the reference: give one of --tx, --reference');
   const parsed = await asUsage(async () => parseSwapRef(positionals[0]!, values.provider));
   const config = loadConfig(process.env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
   const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 1 });
@@ -97,9 +126,6 @@ async function act(action: keyof typeof ACTION_FLAGS, args: string[], io: CliIo)
     // --tx: the partner's payment by its transaction, verified on the chain before anything is appended.
     let verified: string | undefined;
     if (v.tx !== undefined) {
-      if (v.outcome !== 'partner_paid') throw new UsageError('--tx goes with --outcome partner_paid');
-      if (v.reference !== undefined)
-        throw new UsageError('--tx is the reference: give one of --tx, --reference');
       if (!config.CHAIN_SOURCES_FILE)
         throw new UsageError('--tx needs CHAIN_SOURCES_FILE (the chain sources the watcher reads)');
       const sources = await asUsage(() => loadChainSources(config.CHAIN_SOURCES_FILE!));

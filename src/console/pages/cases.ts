@@ -1,9 +1,10 @@
 import type { SwapEventOf } from '../../events/types.ts';
 import { CASE_STATES, type CaseAction } from '../../cases/machine.ts';
-import type { StoredCase } from '../../ops/cases.ts';
+import { CHECK_NAME, type StoredCase } from '../../ops/cases.ts';
 import type { ConsoleRole, ConsoleSession } from '../auth.ts';
 import { badge, html, swapHref, swapLink, table, time, type Html } from '../html.ts';
 import { csrfField } from '../layout.ts';
+import { CASE_AGE_BUCKETS, isCaseAgeBucket, type CaseAgeBucket } from '../../ledger/aging.ts';
 
 /** Each action, the roles that may take it, and the fields its form asks for besides the reason. */
 export const CASE_ACTION_FORMS: Record<
@@ -38,14 +39,20 @@ function offered(c: StoredCase): CaseAction[] {
 export interface CaseFilters {
   partner?: string;
   state?: string;
+  age?: CaseAgeBucket;
+  check?: string;
 }
 
+/** The filters of the query string; a value that is none of its kind is left out (the form shows it unset). */
 export function cleanCaseFilters(query: Record<string, unknown>): CaseFilters {
   const out: CaseFilters = {};
   if (typeof query.partner === 'string' && /^[\x21-\x7e]{1,200}$/.test(query.partner))
     out.partner = query.partner;
   if (typeof query.state === 'string' && (CASE_STATES as readonly string[]).includes(query.state))
     out.state = query.state;
+  if (typeof query.age === 'string' && isCaseAgeBucket(query.age)) out.age = query.age;
+  if (typeof query.check === 'string' && query.check.length <= 80 && CHECK_NAME.test(query.check))
+    out.check = query.check;
   return out;
 }
 
@@ -59,6 +66,16 @@ export function casesControls(filters: CaseFilters): Html {
         ${CASE_STATES.map((s) => html`<option ${filters.state === s ? html`selected` : ''}>${s}</option>`)}
       </select></label
     >
+    <label
+      >Age
+      <select name="age">
+        <option value="">any</option>
+        ${CASE_AGE_BUCKETS.map(
+          (b) => html`<option ${filters.age === b.name ? html`selected` : ''}>${b.name}</option>`,
+        )}
+      </select></label
+    >
+    <label>Check <input name="check" placeholder="amount.to_wallet" value="${filters.check ?? ''}" /></label>
     <button type="submit">Filter</button>
   </form>`;
 }
