@@ -9,7 +9,7 @@ import { replay } from '../../src/ops/replay.ts';
 import { statusReported, swapCorrected, swapCreated } from '../../src/testing/events.ts';
 import { testKafka, testStack, freshProjection } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, runCliInProcess } from '../support/cli.ts';
 import { DEFAULT_STATEMENT_LAYOUT } from '../../src/monthend/layout.ts';
 import { statementImportEvent, statementInForce, statementStanding } from '../../src/ops/statements.ts';
 import { parseReconciliationPolicy } from '../../src/reconciler/policy.ts';
@@ -23,7 +23,7 @@ import { generateApiKey } from '../../src/providers/api-keys.ts';
  * re-imported; October closed; a late correction recorded in November posts there with a reference to
  * October; a replay rebuilds it all (EQUAL); a closed posting changed by hand is caught by `period verify`.
  */
-// Each CLI run is a process of its own (seconds each on a shared machine): the tests get room for several.
+// A CLI run as a process takes seconds on a shared machine: one per command, the rest in-process.
 describe(
   'month end: statements and sealed periods (real stack, CLI as a process)',
   { timeout: 300_000 },
@@ -100,8 +100,9 @@ describe(
       return page.body;
     };
     const q = async (sql: string, params: unknown[] = []) => (await projection.pool.query(sql, params)).rows;
-    const statementImport = (path: string, period = '2026-10') =>
-      runCli(
+    // Each command runs once as a process (the operator's way), the rest through the CLI's main in-process.
+    const statementImport = (path: string, period = '2026-10', run = runCliInProcess) =>
+      run(
         [
           'statement',
           'import',
@@ -122,7 +123,7 @@ describe(
         'oct.csv',
         `${HEADER}\nme-1,FINISHED,2026-10-06T10:00:00Z,0.25,0.0005,0.00008,0.002\nme-9,FINISHED,,1,,,\n`,
       );
-      const r = await statementImport(path);
+      const r = await statementImport(path, '2026-10', runCli);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(
@@ -156,7 +157,7 @@ describe(
       const r = await statementImport(path);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/line 3, amountTo \(column "amount_to"\): "0,25" holds ","/);
-      const bad = await runCli(
+      const bad = await runCliInProcess(
         ['statement', 'import', 'partner-a', path, '--period', '2026-13', '--by', 'a'],
         env,
       );
@@ -186,7 +187,10 @@ describe(
     });
 
     it('refuses to close a month whose statement has differences', async () => {
-      const r = await runCli(['period', 'close', '2026-10', '--by', 'alice', '--reason', 'month end'], env);
+      const r = await runCliInProcess(
+        ['period', 'close', '2026-10', '--by', 'alice', '--reason', 'month end'],
+        env,
+      );
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/partner-a: statement .* has 3 line\(s\) not matched/);
     });
@@ -248,7 +252,7 @@ describe(
       try {
         // A fact of October the projection has not folded yet: a seal now would miss it.
         await log.append([swapCreated('me-3', { time: '2026-10-20T10:00:00.000Z' })]);
-        const r = await runCli(
+        const r = await runCliInProcess(
           ['period', 'close', '2026-10', '--by', 'alice', '--reason', 'month end', '--wait', '1'],
           env,
         );
@@ -256,7 +260,7 @@ describe(
         expect(r.stderr).toMatch(
           /not sealed: the projector is 1 event\(s\) behind the log \(partition \d+: 1\) after 1 s/,
         );
-        const wait = await runCli(
+        const wait = await runCliInProcess(
           ['period', 'close', '2026-10', '--by', 'a', '--reason', 'r', '--wait', 'x'],
           env,
         );
@@ -279,7 +283,10 @@ describe(
       expect(n).toBeGreaterThan(0);
       expect(r.stdout).toMatch(new RegExp(`2026-10 closed: ${n} posting\\(s\\), digest [0-9a-f]{64}`));
       await waitForProjection(projection.pool, log.topic);
-      const again = await runCli(['period', 'close', '2026-10', '--by', 'alice', '--reason', 'twice'], env);
+      const again = await runCliInProcess(
+        ['period', 'close', '2026-10', '--by', 'alice', '--reason', 'twice'],
+        env,
+      );
       expect(again.code).toBe(2);
       expect(again.stderr).toMatch(/closed already/);
       const v = await runCli(['period', 'verify'], env);
@@ -316,7 +323,7 @@ describe(
       expect(new Set(late.map((p) => `${p.entry_kind} ${p.period} ${p.effective}`))).toEqual(
         new Set(['reversal 2026-11 2026-10', 'correction 2026-11 2026-10']),
       );
-      const v = await runCli(['period', 'verify'], env);
+      const v = await runCliInProcess(['period', 'verify'], env);
       expect(v.code).toBe(0); // October did not change
       // November's statement shows it as a prior-period adjustment.
       const r = await statementImport(
@@ -357,11 +364,11 @@ describe(
         `update ${s}.ledger_postings set amount = amount + 1 where swap_id = 'me-2' and account = 'user_payout' and recorded_at < '2026-11-01'`,
       );
       await projection.pool.query(`alter table ${s}.ledger_postings enable trigger user`);
-      const v = await runCli(['period', 'verify'], env);
+      const v = await runCliInProcess(['period', 'verify'], env);
       expect(v.code).toBe(1);
       expect(v.stdout).toMatch(/^2026-10 CHANGED: sealed [0-9a-f]{64}, now [0-9a-f]{64}/m);
 
-      const refused = await runCli(
+      const refused = await runCliInProcess(
         ['period', 'reopen', '2026-10', '--by', 'carol', '--reason', 'audit'],
         env,
       );
