@@ -1,12 +1,12 @@
-import { commands } from './commands/index.ts';
+import { allCommands, commandsNamed } from './commands/index.ts';
 import { processIo, usageText, UsageError, wantsHelp, type CliIo } from './command.ts';
 import { ConfigError } from '../config/config.ts';
 import { startTracing } from '../observability/tracing.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
 
-function help(io: CliIo): void {
+async function help(io: CliIo): Promise<void> {
   io.stdout('usage: swap-ledger <command> [options]\n');
-  for (const c of commands) io.stdout(`  ${c.usage}\n      ${c.summary}`);
+  for (const c of await allCommands()) io.stdout(`  ${c.usage}\n      ${c.summary}`);
 }
 
 /** One line: the error's first line, and the root cause's (drivers wrap the database's own message). */
@@ -23,10 +23,11 @@ function describe(e: unknown): string {
 /** Dispatches on the longest matching command path. Exit codes: 0 ok, 1 failure, 2 usage or input error. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
-    help(io);
+    await help(io);
     return argv.length === 0 ? 2 : 0;
   }
-  const match = [...commands]
+  // Only the module of the command's first word is loaded.
+  const match = (await commandsNamed(argv[0]!))
     .sort((a, b) => b.words.length - a.words.length)
     .find((c) => c.words.every((w, i) => argv[i] === w));
   if (!match) {

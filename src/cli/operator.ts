@@ -1,11 +1,12 @@
 import type { Config } from '../config/config.ts';
-import { openAppender } from '../events/index.ts';
 import type { SwapEvent } from '../events/types.ts';
 import { UsageError } from './command.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 /** Appends one operator event and waits for Kafka's acknowledgement. */
 export async function appendOperatorEvent(config: Config, event: SwapEvent): Promise<void> {
+  // The Kafka client and the registry load when an event is appended, not for a refusal or a read.
+  const { openAppender } = await import('../events/index.ts');
   const appender = await openAppender(config, 'ops');
   try {
     await appender.append(event);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
-import { commands } from '../../src/cli/commands/index.ts';
+import { readdirSync } from 'node:fs';
+import { allCommands, commandsNamed } from '../../src/cli/commands/index.ts';
 import type { CliIo } from '../../src/cli/command.ts';
 
 function capture(): CliIo & { out: string[]; err: string[] } {
@@ -8,6 +9,8 @@ function capture(): CliIo & { out: string[]; err: string[] } {
   const err: string[] = [];
   return { out, err, stdout: (l) => out.push(l), stderr: (l) => err.push(l) };
 }
+
+const commands = await allCommands();
 
 describe('swap-ledger <command> --help', () => {
   // No configuration at all: a command that tried to run instead of printing help would fail with exit 2.
@@ -70,5 +73,22 @@ describe('parseOptions', () => {
       flags: {},
       positionals: ['p'],
     });
+  });
+});
+
+describe('the command index', () => {
+  it('reaches every command every module of src/cli/commands exports, once', async () => {
+    const dir = new URL('../../src/cli/commands/', import.meta.url);
+    const exported = new Set<unknown>();
+    for (const f of readdirSync(dir).filter((n) => n.endsWith('.ts') && n !== 'index.ts'))
+      for (const v of Object.values(await import(new URL(f, dir).href)))
+        if (typeof v === 'object' && v !== null && 'words' in v && 'run' in v) exported.add(v);
+    expect(new Set(commands)).toEqual(exported);
+    expect(commands.length).toBe(exported.size);
+  });
+
+  it('loads only the module of the first word: an unknown word loads none and says so', async () => {
+    expect((await commandsNamed('case')).every((c) => c.words[0] === 'case')).toBe(true);
+    expect(await commandsNamed('frobnicate')).toEqual([]);
   });
 });

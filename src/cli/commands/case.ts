@@ -17,8 +17,6 @@ import { CASE_STATES } from '../../cases/machine.ts';
 import { formatSwapRef, parseSwapRef } from '../../swap/ref.ts';
 import { partnerTextProblem } from '../../swap/text.ts';
 import { appendOperatorEvent, asUsage } from '../operator.ts';
-import { loadChainSources } from '../../chain/index.ts';
-import { verifyCasePayment } from '../../ops/chain-payment.ts';
 
 export const caseListCommand: Command = {
   words: ['case', 'list'],
@@ -128,6 +126,9 @@ async function act(action: keyof typeof ACTION_FLAGS, args: string[], io: CliIo)
     if (v.tx !== undefined) {
       if (!config.CHAIN_SOURCES_FILE)
         throw new UsageError('--tx needs CHAIN_SOURCES_FILE (the chain sources the watcher reads)');
+      // The chain clients (viem, bitcoinjs-lib) load for --tx only.
+      const { loadChainSources } = await import('../../chain/index.ts');
+      const { verifyCasePayment } = await import('../../ops/chain-payment.ts');
       const sources = await asUsage(() => loadChainSources(config.CHAIN_SOURCES_FILE!));
       const paid = await asUsage(() => verifyCasePayment(pool, { sources }, ref, v.tx!));
       v.reference = paid.reference;
