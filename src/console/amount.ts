@@ -34,6 +34,6 @@ export function amount(
 
 /** A check's or a statement's figure, whose currency the row does not name: a decimal as stored, else text. */
 export function figure(value: string | null | undefined): Html {
-  if (value === null || value === undefined) return html`—`;
+  if (value === null || value === undefined || value === '') return html`—`;
   return isDecimalText(value) ? amount(value) : html`${value}`;
 }

@@ -52,5 +52,6 @@ describe('amount and figure in a page', () => {
     expect(figure('0.0010').text).toBe('<span class="num">0.001</span>');
     expect(figure('<b>').text).toBe('&lt;b&gt;');
     expect(figure(null).text).toBe('—');
+    expect(figure('').text).toBe('—');
   });
 });
