@@ -31,6 +31,9 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   return new Html(out);
 }
 
+/** A figure: a table puts it in a right-aligned cell. */
+export class NumericHtml extends Html {}
+
 export const raw = (text: string): Html => new Html(text);
 
 /** A link to a swap's page: `/swaps/<provider>/<swapId>`. */
@@ -66,7 +69,7 @@ export function table(head: readonly string[], rows: readonly (readonly unknown[
       ${rows.map(
         (r) =>
           html`<tr>
-            ${r.map((c) => html`<td>${c}</td>`)}
+            ${r.map((c) => (c instanceof NumericHtml ? html`<td class="num">${c}</td>` : html`<td>${c}</td>`))}
           </tr>`,
       )}
     </tbody>

@@ -55,8 +55,9 @@ describe('console case actions', () => {
     // The case as the projector keeps it: seeded directly, since only the console's edge is under test here.
     await projection.pool.query(
       `insert into cases (provider_id, swap_id, state, trigger, trigger_event_id, opened_at, openings, failing,
-         history, last_event_id, updated_at)
-       values ('p', 's1', 'open', 'mismatch', gen_random_uuid(), now(), 1, 'amount.to_wallet:MISMATCH:1', $1, gen_random_uuid(), now())`,
+         history, last_event_id, updated_at, amount_at_stake, stake_currency)
+       values ('p', 's1', 'open', 'mismatch', gen_random_uuid(), now(), 1, 'amount.to_wallet:MISMATCH:1', $1, gen_random_uuid(), now(),
+         '0.0000010', 'BTC')`,
       [
         JSON.stringify([
           {
@@ -96,6 +97,8 @@ describe('console case actions', () => {
       headers: { cookie: v.cookie },
     });
     expect(list.body).toContain('href="/cases/p/s1"');
+    // The amount at stake as every console page writes an amount: right-aligned, at BTC's 8 decimals.
+    expect(list.body).toContain('<td class="num"><span class="num">0.00000100</span> BTC</td>');
     // Filtered in the query: by the failing check's exact name and by the age bucket it opened in.
     const listed = async (query: string) =>
       (

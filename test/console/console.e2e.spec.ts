@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import type { BrowserContext, Page } from 'playwright-core';
+import { formatAmount } from '../../src/console/amount.ts';
 import { createPool } from '../../src/db/client.ts';
 import { eventually } from '../gateway/support.ts';
 import { testKafka, testStack } from '../support/context.ts';
@@ -245,7 +246,7 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     const swap = (
       await pool.query(
         `select status, amount_from, amount_to, provider_fees, referral_fees, payout_network_fees,
-           payin_transaction_id, payout_transaction_id
+           payin_transaction_id, payout_transaction_id, payload_currency_from, payload_currency_to
          from swaps where provider_id = $1 and swap_id = $2`,
         [provider, swapId],
       )
@@ -253,11 +254,13 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     const field = (name: string) => page.locator(`dd[data-field="${name}"]`).textContent();
     expect(await field('status')).toBe('FINISHED');
     expect(await field('verdict')).toBe('MATCHED');
-    expect(await field('amount from')).toBe(swap.amount_from);
-    expect(await field('amount to')).toBe(swap.amount_to);
-    expect(await field('provider fees')).toBe(swap.provider_fees);
-    expect(await field('referral fees')).toBe(swap.referral_fees);
-    expect(await field('payout network fees')).toBe(swap.payout_network_fees);
+    // Amounts written as the console writes them: at the currency's precision (src/console/amount.ts).
+    expect(await field('amount from')).toBe(formatAmount(swap.amount_from, swap.payload_currency_from));
+    const to = (v: string) => formatAmount(v, swap.payload_currency_to);
+    expect(await field('amount to')).toBe(to(swap.amount_to));
+    expect(await field('provider fees')).toBe(to(swap.provider_fees));
+    expect(await field('referral fees')).toBe(to(swap.referral_fees));
+    expect(await field('payout network fees')).toBe(to(swap.payout_network_fees));
     expect(await field('payout hash')).toBe(swap.payout_transaction_id);
 
     // The ledger postings as SQL has them, line by line.
@@ -273,7 +276,7 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
         return { account: c[3]!, currency: c[4]!, amount: c[5]! };
       }),
     );
-    expect(shown).toEqual(postings.rows);
+    expect(shown).toEqual(postings.rows.map((p) => ({ ...p, amount: formatAmount(p.amount, p.currency) })));
 
     // Every journal row of the swap is on its timeline, with its outcome.
     const timeline = await page.$$eval('h2:has-text("Timeline") + table tbody tr', (rows) =>
@@ -378,19 +381,20 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     const [provider, ...rest] = row.swap.split('/');
     const check = (
       await pool.query(
-        `select c->>'verdict' as verdict, coalesce(c->>'expected', '') as expected, coalesce(c->>'actual', '') as actual,
-           coalesce(c->>'delta', '') as delta, r.verdict as swap_verdict
+        `select c->>'verdict' as verdict, c->>'expected' as expected, c->>'actual' as actual,
+           c->>'delta' as delta, r.verdict as swap_verdict
          from reconciliations r join swaps s on s.provider_id = r.provider_id and s.swap_id = r.swap_id, jsonb_array_elements(r.checks) c
          where s.provider_id = $1 and s.swap_id = $2 and c->>'name' = $3`,
         [provider, rest.join('/'), row.check],
       )
     ).rows[0];
     expect(check.swap_verdict).toBe('MISMATCH');
+    // A check's figures as the console writes a figure without a currency (src/console/amount.ts).
     expect(row).toMatchObject({
       verdict: check.verdict,
-      expected: check.expected,
-      actual: check.actual,
-      delta: check.delta,
+      expected: formatAmount(check.expected),
+      actual: formatAmount(check.actual),
+      delta: formatAmount(check.delta),
     });
     await page.screenshot({ path: join(ARTIFACTS, 'console-reconciliation.png'), fullPage: true });
 
@@ -414,13 +418,13 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     const shown = await page.$$eval('[data-balance]', (cells) =>
       cells.map((c) => `${c.getAttribute('data-balance')}=${c.textContent!.trim()}`),
     );
-    const sql = await pool.query<{ k: string }>(
-      `select provider_id || ':' || currency || ':' || account || '=' || balance::text as k
+    const sql = await pool.query<{ k: string; currency: string; balance: string }>(
+      `select provider_id || ':' || currency || ':' || account as k, currency, balance::text as balance
        from ${up.financeSchema}.balances_as_of($1, $1) order by provider_id, currency, account`,
       [at],
     );
     expect(shown.length).toBeGreaterThan(0);
-    expect(shown).toEqual(sql.rows.map((r) => r.k));
+    expect(shown).toEqual(sql.rows.map((r) => `${r.k}=${formatAmount(r.balance, r.currency)}`));
     expect(await page.locator('svg.chart').count()).toBeGreaterThan(0);
     await page.screenshot({ path: join(ARTIFACTS, 'console-books.png'), fullPage: true });
 

@@ -1,6 +1,7 @@
 import { Decimal } from '../../money/decimal.ts';
 import type { ConsoleDb } from '../db.ts';
 import { html, swapLink, table, time, type Html } from '../html.ts';
+import { amount } from '../amount.ts';
 import { barChart, COLOURS } from '../svg.ts';
 
 export interface BooksQuery {
@@ -124,9 +125,7 @@ export async function booksLive(db: ConsoleDb, q: BooksQuery): Promise<Html> {
         b.provider_id,
         b.currency,
         b.account,
-        html`<span class="num" data-balance="${b.provider_id}:${b.currency}:${b.account}"
-          >${b.balance}</span
-        >`,
+        amount(b.balance, b.currency, { balance: `${b.provider_id}:${b.currency}:${b.account}` }),
         b.postings,
       ]),
       'no postings at that time',
@@ -143,8 +142,8 @@ export async function booksLive(db: ConsoleDb, q: BooksQuery): Promise<Html> {
         v.day,
         v.provider_id,
         `${v.currency_from} → ${v.currency_to}`,
-        v.volume_from,
-        v.volume_to,
+        amount(v.volume_from, v.currency_from),
+        amount(v.volume_to, v.currency_to),
         v.swaps,
       ]),
       'no volume yet',

@@ -2,7 +2,8 @@ import type { SwapEventOf } from '../../events/types.ts';
 import { CASE_STATES, type CaseAction } from '../../cases/machine.ts';
 import { CHECK_NAME, type StoredCase } from '../../ops/cases.ts';
 import type { ConsoleRole, ConsoleSession } from '../auth.ts';
-import { badge, html, swapHref, swapLink, table, time, type Html } from '../html.ts';
+import { badge, html, NumericHtml, swapHref, swapLink, table, time, type Html } from '../html.ts';
+import { amount } from '../amount.ts';
 import { csrfField } from '../layout.ts';
 import { CASE_AGE_BUCKETS, isCaseAgeBucket, type CaseAgeBucket } from '../../ledger/aging.ts';
 
@@ -88,7 +89,9 @@ export function casesLive(cases: readonly StoredCase[]): Html {
       html`${badge(c.state)}${c.outcome ? html` <span class="muted">${c.outcome}</span>` : ''}`,
       c.trigger,
       time(c.openedAt),
-      c.amountAtStake === null ? '' : html`<span class="num">${c.amountAtStake} ${c.stakeCurrency}</span>`,
+      c.amountAtStake === null
+        ? ''
+        : new NumericHtml(html`${amount(c.amountAtStake, c.stakeCurrency)} ${c.stakeCurrency}`.text),
       c.history.findLast((h) => h.operator)?.operator ?? '',
     ]),
     'no case',
@@ -109,8 +112,9 @@ export function caseLive(c: StoredCase, session: ConsoleSession): Html {
     ${
       c.pendingWriteOff
         ? html`<p id="pending-write-off">
-            Write-off of ${c.pendingWriteOff.amount} ${c.pendingWriteOff.currency} proposed by
-            ${c.pendingWriteOff.proposedBy}, awaiting another approver.
+            Write-off of ${amount(c.pendingWriteOff.amount, c.pendingWriteOff.currency)}
+            ${c.pendingWriteOff.currency} proposed by ${c.pendingWriteOff.proposedBy}, awaiting another
+            approver.
           </p>`
         : ''
     }

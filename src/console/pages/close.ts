@@ -3,6 +3,7 @@ import { postingPeriodSql } from '../../ledger/periods.ts';
 import { statementInForceSql } from '../../ops/statements.ts';
 import type { ConsoleDb } from '../db.ts';
 import { badge, html, swapLink, table, time, type Html } from '../html.ts';
+import { figure } from '../amount.ts';
 
 /**
  * Month end in the console (README "Month end"): per partner and month, the statement in force and how its
@@ -128,9 +129,8 @@ interface LineRow {
 
 const differenceText = (d: StatementDifference): Html =>
   html`<div class="difference">
-    <b>${d.field}</b> ledger <span class="num">${d.ledger ?? '—'}</span> · statement
-    <span class="num">${d.statement ?? '—'}</span
-    >${d.delta ? html` · Δ <span class="num">${d.delta}</span>` : ''}${
+    <b>${d.field}</b> ledger ${figure(d.ledger)} · statement
+    ${figure(d.statement)}${d.delta ? html` · Δ ${figure(d.delta)}` : ''}${
       d.tolerance
         ? html` <span class="muted">(tolerance ${d.tolerance}${d.direction ? `, ${d.direction}` : ''})</span>`
         : ''

@@ -1,5 +1,6 @@
 import type { ConsoleDb } from '../db.ts';
 import { badge, html, swapLink, table, time, type Html } from '../html.ts';
+import { figure } from '../amount.ts';
 import { barChart, COLOURS } from '../svg.ts';
 import { csvDocument } from '../../ledger/csv.ts';
 import {
@@ -88,9 +89,9 @@ export async function reconciliationLive(db: ConsoleDb): Promise<Html> {
         time(m.reconciled_at),
         html`<code>${m.check_name}</code>`,
         badge(m.check_verdict),
-        m.expected ?? '',
-        m.actual ?? '',
-        m.delta ?? '',
+        figure(m.expected),
+        figure(m.actual),
+        figure(m.delta),
         m.tolerance ?? '',
         m.detail ?? '',
       ]),

@@ -1,5 +1,6 @@
 import type { ConsoleDb } from '../db.ts';
 import { Html, badge, html, table, time } from '../html.ts';
+import { amount, figure } from '../amount.ts';
 import { NOT_APPLICABLE } from './swaps.ts';
 
 interface JournalRow {
@@ -62,9 +63,9 @@ export function checkCells(k: Check): Html[] {
   const cells = [
     html`<code>${k.name}</code>`,
     badge(k.verdict),
-    html`${show(k.expected)}`,
-    html`${show(k.actual)}`,
-    html`${show(k.delta)}`,
+    figure(show(k.expected)),
+    figure(show(k.actual)),
+    figure(show(k.delta)),
     html`${show(k.tolerance)}`,
     html`${show(k.detail)}`,
   ];
@@ -124,6 +125,9 @@ export async function swapLive(db: ConsoleDb, providerId: string, swapId: string
   }
   const findings = (Array.isArray(c?.findings) ? c.findings : []) as Finding[];
   const r = recon[0];
+  // Amount and fees of the source currency, the rest in the destination's (the platform's currency ids).
+  const from = (v: unknown) => amount(v as string | null, swap.payload_currency_from as string);
+  const to = (v: unknown) => amount(v as string | null, swap.payload_currency_to as string);
   const fact = (label: string, value: unknown) =>
     html`<dt>${label}</dt>
       <dd data-field="${label}">${value instanceof Html ? value : show(value)}</dd>`;
@@ -136,11 +140,11 @@ export async function swapLive(db: ConsoleDb, providerId: string, swapId: string
           ${fact('final', swap.final ? 'yes' : 'no')} ${fact('verdict', badge(r?.verdict))}
           ${fact('trade method', swap.trade_method)}
           ${fact('pair', `${swap.payload_currency_from as string} → ${swap.payload_currency_to as string} (partner ${swap.currency_from as string} → ${swap.currency_to as string})`)}
-          ${fact('amount from', swap.amount_from)} ${fact('quoted amount to', swap.quoted_amount_to)}
-          ${fact('amount to', swap.amount_to)} ${fact('provider fees', swap.provider_fees)}
-          ${fact('referral fees', swap.referral_fees)}
-          ${fact('payout network fees', swap.payout_network_fees)}
-          ${fact('fees at creation', `provider ${show(swap.created_provider_fees)} · referral ${show(swap.created_referral_fees)} · network ${show(swap.created_payout_network_fees)}`)}
+          ${fact('amount from', from(swap.amount_from))}
+          ${fact('quoted amount to', to(swap.quoted_amount_to))} ${fact('amount to', to(swap.amount_to))}
+          ${fact('provider fees', to(swap.provider_fees))} ${fact('referral fees', to(swap.referral_fees))}
+          ${fact('payout network fees', to(swap.payout_network_fees))}
+          ${fact('fees at creation', html`provider ${to(swap.created_provider_fees)} · referral ${to(swap.created_referral_fees)} · network ${to(swap.created_payout_network_fees)}`)}
           ${fact('slippage', swap.slippage)} ${fact('payin address', swap.payin_address)}
           ${fact('payout address', swap.payout_address)} ${fact('refund address', swap.refund_address)}
           ${fact('payin hash', swap.payin_transaction_id)} ${fact('payout hash', swap.payout_transaction_id)}
@@ -217,7 +221,7 @@ export async function swapLive(db: ConsoleDb, providerId: string, swapId: string
           p.line,
           p.account,
           p.currency,
-          html`<span class="num">${p.amount}</span>`,
+          amount(p.amount, p.currency),
           time(p.effective_at),
           time(p.recorded_at),
         ]),

@@ -1,5 +1,6 @@
 import type { ConsoleDb } from '../db.ts';
 import { badge, html, swapLink, table, time, type Html } from '../html.ts';
+import { amount } from '../amount.ts';
 import { CREATED_STATUS, ENDED_STATUSES, INTERNAL_STATUSES, LIFECYCLE_ORDER } from '../../swap/status.ts';
 
 /**
@@ -168,8 +169,8 @@ export async function swapsLive(db: ConsoleDb, f: SwapFilters): Promise<Html> {
         swapLink(r.provider_id, r.swap_id),
         r.trade_method,
         `${r.payload_currency_from} → ${r.payload_currency_to}`,
-        r.amount_from ?? '',
-        r.amount_to ?? '',
+        amount(r.amount_from, r.payload_currency_from),
+        amount(r.amount_to, r.payload_currency_to),
         badge(r.status),
         badge(r.verdict),
         time(r.created_at),
