@@ -7,7 +7,7 @@ import {
   type TxLookup,
 } from '../chain/index.ts';
 import { newEvent } from '../events/keys.ts';
-import type { ChainTransactionObserved, ChainTransfer, SwapEvent } from '../events/types.ts';
+import type { ChainRole, ChainTransactionObserved, ChainTransfer, SwapEvent } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';
 import type { ChainWatchMetrics } from './metrics.ts';
 import type { WorkLeases } from '../db/lease.ts';
@@ -32,7 +32,7 @@ import type { WorkLeases } from '../db/lease.ts';
 export interface WatchedTransaction {
   providerId: string;
   swapId: string;
-  role: 'payin' | 'payout' | 'refund';
+  role: ChainRole;
   txid: string;
   /** The platform currency the transaction moves. */
   currency: string;
@@ -93,7 +93,7 @@ export async function watchedTransactions(
   const r = await db.query<{
     provider_id: string;
     swap_id: string;
-    role: 'payin' | 'payout' | 'refund';
+    role: ChainRole;
     txid: string;
     currency: string;
     ended_at_ms: string | null;

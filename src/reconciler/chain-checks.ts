@@ -1,3 +1,5 @@
+// Over 400 lines: the four chain checks share the signed side, the atomic reading and the observation
+// lookup; apart, each of those would be exported for one caller.
 import type { ChainRole, ChainTransfer } from '../events/types.ts';
 import { sameAddress } from '../swap/chain-transfer.ts';
 import { check, type Outcome } from './inputs.ts';
@@ -130,6 +132,44 @@ function seen(o: ChainObservation): string {
 const blank = (v: string | null | undefined): v is null | undefined =>
   v === null || v === undefined || v.trim() === '';
 
+/**
+ * The amount a role's transfers are held to, in atomic units at `decimals`: the payout, what the partner
+ * reported; the payin, what was signed; the refund, the signed payin less the currency's refund network-fee
+ * allowance. No floor where there is nothing to hold it to (only the address and the asset are checked then).
+ */
+function floorOf(
+  input: ReconciliationInput,
+  role: ChainRole,
+  side: ReturnType<typeof signedSide>,
+  decimals: number,
+  policy: ChainPolicy,
+): { floor: bigint | undefined; floorText: string } | { unreadable: string } {
+  if (role === 'payout') {
+    const reported = input.final.amount;
+    if (blank(reported))
+      return {
+        floor: undefined,
+        floorText: 'no reported amount: only the address and the asset are checked',
+      };
+    const a = atomicOf(reported, decimals);
+    return typeof a === 'string' ? { unreadable: a } : { floor: a, floorText: '' };
+  }
+  if (side.amount === undefined)
+    return {
+      floor: undefined,
+      floorText: 'no signed source amount: only the address and the asset are checked',
+    };
+  if (role === 'payin') return { floor: side.amount, floorText: '' };
+  const allowance = policy.refundFeeAllowance[side.currency.toUpperCase()];
+  const a =
+    allowance === undefined ? 0n : atomicOf(allowance.toFixed(), decimals, 'the refund fee allowance');
+  if (typeof a === 'string') return { unreadable: a };
+  return {
+    floor: side.amount > a ? side.amount - a : 0n,
+    floorText: `the signed payin ${side.amount} less the refund network-fee allowance ${a}`,
+  };
+}
+
 /** One role's check, for an outcome that has a transaction of that role. */
 function chainCheck(input: ReconciliationInput, role: ChainRole, policy: ChainPolicy): ReconciledCheck {
   const name = `chain.${role}`;
@@ -218,31 +258,14 @@ function chainCheck(input: ReconciliationInput, role: ChainRole, policy: ChainPo
   const toAddress = o.transfers.filter((t) => sameAddress(o.family, t.recipient, side.address));
   const inAsset = toAddress.filter((t) => t.asset === o.asset);
   const paid = sum(inAsset);
-  // The amount the transfers are held to: the payout, what the partner reported; the payin, what was signed;
-  // the refund, the signed payin less the currency's refund network-fee allowance.
-  let floor: bigint | undefined;
-  let floorText = '';
-  if (role === 'payout') {
-    const reported = input.final.amount;
-    if (blank(reported)) floorText = 'no reported amount: only the address and the asset are checked';
-    else {
-      const a = atomicOf(reported, o.decimals);
-      if (typeof a === 'string')
-        return check(name, 'UNVERIFIABLE', { expected: expected(), actual: `${paid} paid`, detail: a });
-      floor = a;
-    }
-  } else if (side.amount === undefined)
-    floorText = 'no signed source amount: only the address and the asset are checked';
-  else if (role === 'payin') floor = side.amount;
-  else {
-    const allowance = policy.refundFeeAllowance[side.currency.toUpperCase()];
-    const a =
-      allowance === undefined ? 0n : atomicOf(allowance.toFixed(), o.decimals, 'the refund fee allowance');
-    if (typeof a === 'string')
-      return check(name, 'UNVERIFIABLE', { expected: expected(), actual: `${paid} paid`, detail: a });
-    floor = side.amount > a ? side.amount - a : 0n;
-    floorText = `the signed payin ${side.amount} less the refund network-fee allowance ${a}`;
-  }
+  const held = floorOf(input, role, side, o.decimals, policy);
+  if ('unreadable' in held)
+    return check(name, 'UNVERIFIABLE', {
+      expected: expected(),
+      actual: `${paid} paid`,
+      detail: held.unreadable,
+    });
+  const { floor, floorText } = held;
   const exp = expected(floor?.toString());
   const actual = `${paid.toString()} atomic units of ${expectedAsset} to ${side.address} in ${txid}`;
   if (toAddress.length === 0 || inAsset.length === 0) {

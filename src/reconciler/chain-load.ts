@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { ChainSources } from '../chain/config.ts';
-import type { ChainTransfer } from '../events/types.ts';
+import type { ChainRole, ChainTransfer } from '../events/types.ts';
 import { formatSwapRef, type SwapRef } from '../swap/ref.ts';
 import { perSwapLookup } from './per-swap-lookup.ts';
 import type { ChainClaim, ChainEvidence, ChainObservation } from './types.ts';
@@ -34,7 +34,7 @@ export async function loadChainEvidence(
     const rows = await db.query<{
       provider_id: string;
       swap_id: string;
-      role: string;
+      role: ChainRole; // chain_observations_role_chk / chain_claims_role_chk hold it
       txid: string;
       event_id: string;
       currency: string;
@@ -96,7 +96,7 @@ export async function loadChainEvidence(
     const claims = await db.query<{
       provider_id: string;
       swap_id: string;
-      role: string;
+      role: ChainRole;
       txid: string;
       transfer: string;
       holder_provider: string;

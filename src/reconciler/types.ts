@@ -1,4 +1,4 @@
-import type { ChainTransfer, ReconciliationCheck } from '../events/types.ts';
+import type { ChainRole, ChainTransfer, ReconciliationCheck } from '../events/types.ts';
 import type { DecimalsLookup } from '../money/currencies.ts';
 import type { PayloadInspection, SwapRequestFields } from '../payload/index.ts';
 
@@ -168,7 +168,7 @@ export interface ReconciliationInput {
 
 /** One chain observation of a reported transaction (a chain_observations row, as plain data). */
 export interface ChainObservation {
-  readonly role: string;
+  readonly role: ChainRole;
   readonly txid: string;
   readonly currency: string;
   readonly chain: string;
@@ -198,7 +198,7 @@ export interface ChainObservation {
 
 /** A claim of the swap on one transfer of a transaction it reported (chain_claims): one transfer, one claim. */
 export interface ChainClaim {
-  readonly role: string;
+  readonly role: ChainRole;
   readonly txid: string;
   /** The transfer's index, 'native', or asset>recipient (src/swap/chain-transfer.ts transferKey). */
   readonly transfer: string;

@@ -1,3 +1,4 @@
+import type { ChainRole } from '../events/types.ts';
 import type { PartnerKey } from '../payload/index.ts';
 import type { DecimalText, PartnerOperation, StatusWebhookRequest, TradeMethod } from '../partner/types.ts';
 import type { SimCurrency, SimPair } from './catalog.ts';
@@ -76,7 +77,7 @@ export interface PartnerSimulatorOptions {
 export interface ChainMove {
   /** Undefined: a transfer outside any swap (payAhead). */
   readonly swapId: string | undefined;
-  readonly role: 'payin' | 'payout' | 'refund';
+  readonly role: ChainRole;
   readonly currency: SimCurrency;
   readonly to: string;
   /** Atomic units of the currency. */

@@ -289,7 +289,7 @@ describe('chain checks (pure)', () => {
 
   describe('one transfer, one claim', () => {
     const claim = (heldBy: string | null, claimants = 1) => ({
-      role: 'payout',
+      role: 'payout' as const,
       txid: PAYOUT,
       transfer: 'native',
       heldBy,
@@ -410,7 +410,7 @@ describe('chain checks (pure)', () => {
     });
     it('a batch payout: the fee shared by the swaps claiming its transfers; a share needing rounding: UNVERIFIABLE', () => {
       const claims = (claimants: number) => ({
-        claims: [{ role: 'payout', txid: PAYOUT, transfer: '0', heldBy: null, claimants }],
+        claims: [{ role: 'payout' as const, txid: PAYOUT, transfer: '0', heldBy: null, claimants }],
       });
       expect(fee(judged([observation({ fee: (FEE * 3n).toString() })], {}, claims(3))).verdict).toBe(
         'MATCHED',
