@@ -317,6 +317,27 @@ export interface CaseActed {
   verified?: string | null;
 }
 
+export interface InvoiceLine {
+  swapId: string;
+  currency: string;
+  referralFee: string;
+  /** Why the line is in dispute (left out of the totals); null when invoiced. */
+  disputed: string | null;
+}
+
+/** A partner's referral invoice of a month (src/monthend/invoice.ts builds it). */
+export interface InvoiceIssued {
+  invoiceNumber: string;
+  period: string;
+  operator: string;
+  issuedAt: string;
+  dueDate: string;
+  reason: string | null;
+  supersedes: string | null;
+  lines: InvoiceLine[];
+  totals: { currency: string; amount: string }[];
+}
+
 export interface PayloadByType {
   QuoteReceived: QuoteReceived;
   QuoteRejected: QuoteRejected;
@@ -335,6 +356,7 @@ export interface PayloadByType {
   PeriodClosed: PeriodClosed;
   PeriodReopened: PeriodReopened;
   CaseActed: CaseActed;
+  InvoiceIssued: InvoiceIssued;
 }
 
 export type EventType = keyof PayloadByType;
@@ -356,6 +378,7 @@ export const EVENT_TYPES = [
   'PeriodClosed',
   'PeriodReopened',
   'CaseActed',
+  'InvoiceIssued',
 ] as const satisfies readonly EventType[];
 
 interface EnvelopeOf<T extends EventType> {

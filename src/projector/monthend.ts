@@ -92,3 +92,42 @@ export function foldPeriodEvent(
   });
   return applied({ period: [p.period, closed ? `closed ${p.digest}` : `reopened`] });
 }
+
+/** A referral invoice as issued (src/ops/invoices.ts built it from the finance views): its row and lines. */
+export function foldInvoiceIssued(ws: WorkingSet, e: SwapEventOf<'InvoiceIssued'>): FoldDecision {
+  const p = e.payload;
+  if (!isPeriod(p.period)) return bounds(`period "${p.period.slice(0, 20)}" is not YYYY-MM`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(p.dueDate)) return bounds('dueDate is not YYYY-MM-DD');
+  if (Number.isNaN(Date.parse(p.issuedAt))) return bounds('issuedAt');
+  for (const [i, l] of p.lines.entries())
+    if (!isDecimalText(l.referralFee)) return bounds(`line ${i + 1}: referralFee is not an amount`);
+  for (const t of p.totals)
+    if (!isDecimalText(t.amount)) return bounds(`total ${t.currency.slice(0, 20)} is not an amount`);
+  ws.newInvoices.push({
+    invoiceNumber: p.invoiceNumber,
+    eventId: e.eventId,
+    providerId: e.providerId,
+    period: p.period,
+    operator: p.operator,
+    issuedAt: p.issuedAt,
+    dueDate: p.dueDate,
+    reason: p.reason,
+    supersedes: p.supersedes,
+    totals: p.totals,
+  });
+  for (const [i, l] of p.lines.entries())
+    ws.newInvoiceLines.push({
+      eventId: e.eventId,
+      invoiceNumber: p.invoiceNumber,
+      seq: i + 1,
+      providerId: e.providerId,
+      swapId: l.swapId,
+      currency: l.currency,
+      referralFee: l.referralFee,
+      disputed: l.disputed,
+    });
+  return applied(
+    { invoice: [null, `${p.invoiceNumber}: ${p.lines.length} line(s)`] },
+    p.supersedes ? `supersedes invoice ${p.supersedes}` : undefined,
+  );
+}

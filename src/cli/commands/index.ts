@@ -45,6 +45,7 @@ import {
   periodVerifyCommand,
   statementImportCommand,
 } from './monthend.ts';
+import { invoiceIssueCommand, invoiceShowCommand } from './invoice.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
@@ -99,4 +100,6 @@ export const commands: readonly Command[] = [
   periodCloseCommand,
   periodVerifyCommand,
   periodReopenCommand,
+  invoiceIssueCommand,
+  invoiceShowCommand,
 ];
