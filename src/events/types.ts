@@ -338,6 +338,17 @@ export interface InvoiceIssued {
   totals: { currency: string; amount: string }[];
 }
 
+/** A partner's payment of an invoice, split across its lines in line order when recorded. */
+export interface InvoiceSettled {
+  invoiceNumber: string;
+  method: string;
+  reference: string;
+  amount: string;
+  currency: string;
+  operator: string;
+  allocations: { swapId: string; swapVersion: number; amount: string }[];
+}
+
 export interface PayloadByType {
   QuoteReceived: QuoteReceived;
   QuoteRejected: QuoteRejected;
@@ -357,6 +368,7 @@ export interface PayloadByType {
   PeriodReopened: PeriodReopened;
   CaseActed: CaseActed;
   InvoiceIssued: InvoiceIssued;
+  InvoiceSettled: InvoiceSettled;
 }
 
 export type EventType = keyof PayloadByType;
@@ -379,6 +391,7 @@ export const EVENT_TYPES = [
   'PeriodReopened',
   'CaseActed',
   'InvoiceIssued',
+  'InvoiceSettled',
 ] as const satisfies readonly EventType[];
 
 interface EnvelopeOf<T extends EventType> {

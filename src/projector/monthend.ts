@@ -2,6 +2,8 @@ import type { SwapEventOf } from '../events/types.ts';
 import { isDecimalText } from '../money/decimal.ts';
 import { isPeriod } from '../ledger/periods.ts';
 import { applied, rejected, type FoldDecision } from './decision.ts';
+import { settlementPostings } from '../ledger/postings.ts';
+import { swapKey } from '../events/keys.ts';
 import type { WorkingSet } from './state.ts';
 
 /**
@@ -129,5 +131,29 @@ export function foldInvoiceIssued(ws: WorkingSet, e: SwapEventOf<'InvoiceIssued'
   return applied(
     { invoice: [null, `${p.invoiceNumber}: ${p.lines.length} line(s)`] },
     p.supersedes ? `supersedes invoice ${p.supersedes}` : undefined,
+  );
+}
+
+/**
+ * An invoice's payment, split across its lines when recorded (src/ops/invoice-settle.ts): one balanced
+ * settlement entry, crediting each line's referral_fees_receivable.
+ */
+export function foldInvoiceSettled(ws: WorkingSet, e: SwapEventOf<'InvoiceSettled'>): FoldDecision {
+  const p = e.payload;
+  if (p.method !== 'bank' && p.method !== 'chain') return bounds(`method "${p.method.slice(0, 20)}"`);
+  if (p.allocations.length === 0) return bounds('no allocation');
+  for (const [i, a] of p.allocations.entries())
+    if (!isDecimalText(a.amount) || a.amount.startsWith('-') || /^0(\.0*)?$/.test(a.amount))
+      return bounds(`allocation ${i + 1}: amount is not a positive amount`);
+  const rows = settlementPostings(e, p.currency, p.allocations);
+  for (const r of rows) {
+    const key = swapKey(e.providerId, r.swapId);
+    const held = ws.postings.get(key);
+    if (held) held.push(r);
+  }
+  ws.newPostings.push(...rows);
+  return applied(
+    { settlement: [null, `${p.invoiceNumber}: ${p.amount} ${p.currency} (${p.method} ${p.reference})`] },
+    `${p.allocations.length} line(s) by ${p.operator}`,
   );
 }

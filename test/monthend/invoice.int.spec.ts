@@ -156,7 +156,83 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
     expect(missing.stderr).toMatch(/no invoice nope/);
   });
 
-  it('a replay rebuilds invoices and their lines (EQUAL)', async () => {
+  const settle = (number: string, amount: string, currency: string, ref = 'BANK-1') =>
+    runCliInProcess(
+      [
+        'invoice',
+        'settle',
+        number,
+        '--amount',
+        amount,
+        '--currency',
+        currency,
+        '--bank-reference',
+        ref,
+        '--by',
+        'bob',
+      ],
+      env,
+    );
+  const settlements = () =>
+    q(
+      `select swap_id, account, amount::text from ledger_postings where entry_kind = 'settlement' order by entry_id, line`,
+    );
+  const books = async () =>
+    (
+      await projection.pool.query(
+        `select currency, accrued::text, invoiced::text, settled::text, outstanding::text
+           from ${finance}.referral_books where provider_id = 'partner-a'`,
+      )
+    ).rows;
+
+  it('refuses a settlement of a superseded invoice, in a currency not on it, or over what is outstanding, storing nothing', async () => {
+    const [{ currency }] = (await q(`select totals->0->>'currency' as currency from invoices limit 1`)) as [
+      { currency: string },
+    ];
+    const superseded = await settle('partner-a-2026-10', '0.00001', currency);
+    expect(superseded.code).toBe(2);
+    expect(superseded.stderr).toMatch(/superseded by partner-a-2026-10-r2/);
+    const other = await settle('partner-a-2026-10-r2', '1', 'XYZ');
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/--currency XYZ is not on invoice partner-a-2026-10-r2/);
+    const over = await settle('partner-a-2026-10-r2', '0.00011', currency);
+    expect(over.code).toBe(2);
+    expect(over.stderr).toMatch(/more than invoice partner-a-2026-10-r2 has outstanding \(0\.0001 /);
+    const bad = await settle('partner-a-2026-10-r2', '-1', currency);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--amount must be a positive decimal/);
+    await waitForProjection(projection.pool, log.topic);
+    expect(await settlements()).toEqual([]);
+  });
+
+  it('settles in parts against referral_fees_receivable; the books show accrued, invoiced, settled, outstanding', async () => {
+    const [{ currency }] = (await q(`select totals->0->>'currency' as currency from invoices limit 1`)) as [
+      { currency: string },
+    ];
+    const part = await settle('partner-a-2026-10-r2', '0.00004', currency, 'BANK-1');
+    expect(part.stderr).toBe('');
+    expect(part.stdout).toMatch(/settlement of partner-a-2026-10-r2 appended: 0\.00004 \w+ over 1 line/);
+    await waitForProjection(projection.pool, log.topic);
+    expect(await settlements()).toEqual([
+      { swap_id: 'inv-1', account: 'referral_cash', amount: '0.00004' },
+      { swap_id: 'inv-1', account: 'referral_fees_receivable', amount: '-0.00004' },
+    ]);
+    // inv-1, inv-2 (October) and inv-3 (November) accrued; only inv-1 invoiced (inv-2 in dispute).
+    expect(await books()).toEqual([
+      { currency, accrued: '0.0003', invoiced: '0.0001', settled: '0.00004', outstanding: '0.00006' },
+    ]);
+    const rest = await settle('partner-a-2026-10-r2', '0.00006', currency, 'BANK-2');
+    expect(rest.code).toBe(0);
+    await waitForProjection(projection.pool, log.topic);
+    expect(await books()).toEqual([
+      { currency, accrued: '0.0003', invoiced: '0.0001', settled: '0.00010', outstanding: '0.00000' },
+    ]);
+    const more = await settle('partner-a-2026-10-r2', '0.00001', currency, 'BANK-3');
+    expect(more.code).toBe(2);
+    expect(more.stderr).toMatch(/has outstanding \(0 /);
+  });
+
+  it('a replay rebuilds invoices, their lines and the settlement postings (EQUAL)', async () => {
     await waitForProjection(projection.pool, log.topic);
     const result = await replay({
       databaseUrl: testStack().databaseUrl,

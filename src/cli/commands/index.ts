@@ -45,7 +45,7 @@ import {
   periodVerifyCommand,
   statementImportCommand,
 } from './monthend.ts';
-import { invoiceIssueCommand, invoiceShowCommand } from './invoice.ts';
+import { invoiceIssueCommand, invoiceSettleCommand, invoiceShowCommand } from './invoice.ts';
 
 /** Every CLI command, in the order `swap-ledger help` lists them. */
 export const commands: readonly Command[] = [
@@ -102,4 +102,5 @@ export const commands: readonly Command[] = [
   periodReopenCommand,
   invoiceIssueCommand,
   invoiceShowCommand,
+  invoiceSettleCommand,
 ];

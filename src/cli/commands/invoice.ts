@@ -4,6 +4,7 @@ import { financeSchemaOption, parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createPool } from '../../db/client.ts';
 import { invoiceByNumber, invoiceIssueEvent } from '../../ops/invoices.ts';
+import { invoiceSettleEvent } from '../../ops/invoice-settle.ts';
 import { invoiceCsv, invoiceHtml } from '../../monthend/invoice-render.ts';
 import { appendOperatorEvent, asUsage } from '../operator.ts';
 import { PROVIDER_ID } from '../../providers/file.ts';
@@ -83,6 +84,42 @@ export const invoiceShowCommand: Command = {
           : invoiceCsv(invoice);
     if (values.out === undefined) io.stdout(text.replace(/\r?\n$/, ''));
     else writeFileSync(values.out, text);
+    return 0;
+  },
+};
+
+export const invoiceSettleCommand: Command = {
+  words: ['invoice', 'settle'],
+  usage: 'invoice settle <number> --amount <x> --currency <C> --bank-reference <ref> --by <operator>',
+  summary:
+    "record a partner's payment of an invoice (a bank transfer): split across its lines in line order against referral_fees_receivable, appended as an InvoiceSettled (an overpayment or a currency not on the invoice is refused)",
+  async run(args, io) {
+    const { values, positionals } = parseOptions(args, {
+      values: ['amount', 'currency', 'bank-reference', 'by'],
+    });
+    if (positionals.length !== 1) throw new UsageError('name one invoice number');
+    const config = loadConfig(process.env, [...NEEDS]);
+    const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 1 });
+    let event;
+    try {
+      event = await asUsage(() =>
+        invoiceSettleEvent(pool, {
+          invoiceNumber: positionals[0]!,
+          amount: values.amount,
+          currency: values.currency,
+          method: 'bank',
+          reference: values['bank-reference'],
+          by: values.by,
+        }),
+      );
+    } finally {
+      await pool.end();
+    }
+    await appendOperatorEvent(config, event);
+    const p = event.payload;
+    io.stdout(
+      `settlement of ${p.invoiceNumber} appended: ${p.amount} ${p.currency} over ${p.allocations.length} line(s)`,
+    );
     return 0;
   },
 };
