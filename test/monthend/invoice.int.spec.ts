@@ -11,6 +11,9 @@ import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import { testKafka, testStack, freshProjection, uniqueName } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 import { runCli, runCliInProcess } from '../support/cli.ts';
+import { MetricsRegistry } from '../../src/observability/metrics.ts';
+import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
+import { invoiceIssueEvent } from '../../src/ops/invoices.ts';
 
 /**
  * Issue 43 item 2 on the real stack: swaps final in October are folded and booked, the partner's statement
@@ -247,5 +250,35 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
     } finally {
       await projection.pool.query(`drop schema if exists ${result.schema} cascade`);
     }
+  });
+
+  it('counts an invoice unpaid past its due date for the overdue alert; a paid one is not counted', async () => {
+    const overdue = async () => {
+      const registry = new MetricsRegistry();
+      createReconcilerMetrics(registry, projection.pool);
+      return (await registry.expose())
+        .split('\n')
+        .filter((l) => l.startsWith('swap_ledger_invoices_overdue{'));
+    };
+    // October's invoice in force is paid in full: nothing overdue.
+    expect(await overdue()).toEqual([]);
+    // November's, issued on the 1st with a day to pay, is unpaid and past due.
+    const november = await invoiceIssueEvent(
+      projection.pool,
+      {
+        providerId: 'partner-a',
+        period: '2026-11',
+        by: 'alice',
+        dueDays: 1,
+        reissue: false,
+        reason: undefined,
+        finance,
+      },
+      new Date('2026-11-01T09:00:00.000Z'),
+    );
+    expect(november.payload.totals).toHaveLength(1);
+    await log.append([november]);
+    await waitForProjection(projection.pool, log.topic);
+    expect(await overdue()).toEqual(['swap_ledger_invoices_overdue{provider="partner-a"} 1']);
   });
 });
