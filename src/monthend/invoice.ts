@@ -77,3 +77,37 @@ export function buildInvoice(input: InvoiceInput): InvoiceIssued {
       .map(([currency, amount]) => ({ currency, amount: formatDecimal(amount) })),
   };
 }
+
+/** An invoiced line still owed: its swap's fee and what earlier settlements already set against it. */
+export interface OwedLine {
+  swapId: string;
+  swapVersion: number;
+  fee: string;
+  settled: string;
+}
+
+/**
+ * A payment split across the invoice's lines in line order, each up to what it still owes: a partial payment
+ * leaves the rest outstanding; one over the outstanding total is refused, naming it.
+ */
+export function allocatePayment(
+  invoiceNumber: string,
+  currency: string,
+  amount: Decimal,
+  lines: readonly OwedLine[],
+): { swapId: string; swapVersion: number; amount: string }[] {
+  let left = amount;
+  const allocations: { swapId: string; swapVersion: number; amount: string }[] = [];
+  for (const l of lines) {
+    const open = new Decimal(l.fee).minus(l.settled);
+    if (left.isZero() || !open.isPositive() || open.isZero()) continue;
+    const part = Decimal.min(open, left);
+    allocations.push({ swapId: l.swapId, swapVersion: l.swapVersion, amount: formatDecimal(part) });
+    left = left.minus(part);
+  }
+  if (!left.isZero())
+    throw new InvoiceRefusedError(
+      `--amount ${formatDecimal(amount)} ${currency} is more than invoice ${invoiceNumber} has outstanding (${formatDecimal(amount.minus(left))} ${currency})`,
+    );
+  return allocations;
+}

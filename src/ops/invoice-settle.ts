@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { newEvent } from '../events/keys.ts';
 import type { SwapEventOf } from '../events/types.ts';
 import { Decimal, formatDecimal, isDecimalText } from '../money/decimal.ts';
+import { allocatePayment, InvoiceRefusedError } from '../monthend/invoice.ts';
 import { partnerTextProblem } from '../swap/text.ts';
 import { invoiceKey } from './invoices.ts';
 import { OperatorInputError } from './operator-events.ts';
@@ -75,19 +76,18 @@ export async function invoiceSettleEvent(
     throw new OperatorInputError(
       `--currency ${currency.slice(0, 20)} is not on invoice ${input.invoiceNumber}`,
     );
-  let left = amount;
-  const allocations: { swapId: string; swapVersion: number; amount: string }[] = [];
-  for (const l of lines.rows) {
-    const open = new Decimal(l.fee).minus(l.settled);
-    if (left.isZero() || !open.isPositive() || open.isZero()) continue;
-    const part = Decimal.min(open, left);
-    allocations.push({ swapId: l.swap_id, swapVersion: l.version, amount: formatDecimal(part) });
-    left = left.minus(part);
-  }
-  if (!left.isZero())
-    throw new OperatorInputError(
-      `--amount ${formatDecimal(amount)} ${currency} is more than invoice ${input.invoiceNumber} has outstanding (${formatDecimal(amount.minus(left))} ${currency})`,
+  let allocations;
+  try {
+    allocations = allocatePayment(
+      input.invoiceNumber,
+      currency,
+      amount,
+      lines.rows.map((l) => ({ swapId: l.swap_id, swapVersion: l.version, fee: l.fee, settled: l.settled })),
     );
+  } catch (e) {
+    if (e instanceof InvoiceRefusedError) throw new OperatorInputError(e.message);
+    throw e;
+  }
   return newEvent(
     'InvoiceSettled',
     now,

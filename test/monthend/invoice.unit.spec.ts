@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { buildInvoice, InvoiceRefusedError, type InvoiceInput } from '../../src/monthend/invoice.ts';
+import {
+  allocatePayment,
+  buildInvoice,
+  InvoiceRefusedError,
+  type InvoiceInput,
+} from '../../src/monthend/invoice.ts';
+import { Decimal } from '../../src/money/decimal.ts';
 import { invoiceCsv, invoiceHtml } from '../../src/monthend/invoice-render.ts';
 
 const base: InvoiceInput = {
@@ -77,5 +83,25 @@ describe('the referral invoice builder', () => {
     expect(html).toContain('&lt;b&gt;');
     expect(html).toContain('a &lt;script&gt;');
     expect(html).not.toContain('<script>');
+  });
+});
+
+describe("a payment split across an invoice's lines", () => {
+  const lines = [
+    { swapId: 's-1', swapVersion: 2, fee: '0.0002', settled: '0.0002' },
+    { swapId: 's-2', swapVersion: 3, fee: '0.0003', settled: '0.0001' },
+    { swapId: 's-3', swapVersion: 1, fee: '0.0005', settled: '0' },
+  ];
+  it('goes in line order, each line up to what it still owes, a paid line skipped; the rest stays open', () => {
+    expect(allocatePayment('acme-2026-10', 'BTC', new Decimal('0.0004'), lines)).toEqual([
+      { swapId: 's-2', swapVersion: 3, amount: '0.0002' },
+      { swapId: 's-3', swapVersion: 1, amount: '0.0002' },
+    ]);
+    expect(allocatePayment('acme-2026-10', 'BTC', new Decimal('0.0007'), lines)).toHaveLength(2);
+  });
+  it('refuses an overpayment, naming what is outstanding', () => {
+    expect(() => allocatePayment('acme-2026-10', 'BTC', new Decimal('0.00071'), lines)).toThrow(
+      '--amount 0.00071 BTC is more than invoice acme-2026-10 has outstanding (0.0007 BTC)',
+    );
   });
 });
