@@ -317,6 +317,38 @@ export interface CaseActed {
   verified?: string | null;
 }
 
+export interface InvoiceLine {
+  swapId: string;
+  currency: string;
+  referralFee: string;
+  /** Why the line is in dispute (left out of the totals); null when invoiced. */
+  disputed: string | null;
+}
+
+/** A partner's referral invoice of a month (src/monthend/invoice.ts builds it). */
+export interface InvoiceIssued {
+  invoiceNumber: string;
+  period: string;
+  operator: string;
+  issuedAt: string;
+  dueDate: string;
+  reason: string | null;
+  supersedes: string | null;
+  lines: InvoiceLine[];
+  totals: { currency: string; amount: string }[];
+}
+
+/** A partner's payment of an invoice, split across its lines in line order when recorded. */
+export interface InvoiceSettled {
+  invoiceNumber: string;
+  method: string;
+  reference: string;
+  amount: string;
+  currency: string;
+  operator: string;
+  allocations: { swapId: string; swapVersion: number; amount: string }[];
+}
+
 export interface PayloadByType {
   QuoteReceived: QuoteReceived;
   QuoteRejected: QuoteRejected;
@@ -335,6 +367,8 @@ export interface PayloadByType {
   PeriodClosed: PeriodClosed;
   PeriodReopened: PeriodReopened;
   CaseActed: CaseActed;
+  InvoiceIssued: InvoiceIssued;
+  InvoiceSettled: InvoiceSettled;
 }
 
 export type EventType = keyof PayloadByType;
@@ -356,6 +390,8 @@ export const EVENT_TYPES = [
   'PeriodClosed',
   'PeriodReopened',
   'CaseActed',
+  'InvoiceIssued',
+  'InvoiceSettled',
 ] as const satisfies readonly EventType[];
 
 interface EnvelopeOf<T extends EventType> {

@@ -10,10 +10,19 @@ export const LEDGER_ACCOUNTS = [
   'payout_network_fees',
   'partner_clearing',
   'write_offs',
+  /** The partner's referral payments received (an invoice's settlement). */
+  'referral_cash',
 ] as const;
 export type Account = (typeof LEDGER_ACCOUNTS)[number];
 
 /** final: the swap became final; completion: a value of a final swap still unknown arrived; reversal and
- * correction: the two entries of an applied SwapCorrected; write_off: a case's approved accepted loss. */
-export const LEDGER_ENTRY_KINDS = ['final', 'completion', 'reversal', 'correction', 'write_off'] as const;
+ * correction: the two entries of an applied SwapCorrected; write_off: a case's approved accepted loss; settlement: an invoice's payment, set against its lines. */
+export const LEDGER_ENTRY_KINDS = [
+  'final',
+  'completion',
+  'reversal',
+  'correction',
+  'write_off',
+  'settlement',
+] as const;
 export type EntryKind = (typeof LEDGER_ENTRY_KINDS)[number];

@@ -70,6 +70,29 @@ export function financeViews(
         from ${finance}.postings group by account, provider_id, currency`,
     },
     {
+      // Referral revenue per partner and currency: accrued (booked receivable, net of reversals), invoiced (the
+      // invoices in force, disputed lines left out), settled (payments set against it), outstanding.
+      name: 'referral_books',
+      sql: `with accrued as (
+          select provider_id, currency, sum(amount) as amount from ${finance}.postings
+           where account = 'referral_fees_receivable' and entry_kind <> 'settlement' group by provider_id, currency),
+        settled as (
+          select provider_id, currency, -sum(amount) as amount from ${finance}.postings
+           where account = 'referral_fees_receivable' and entry_kind = 'settlement' group by provider_id, currency),
+        invoiced as (
+          select i.provider_id, t->>'currency' as currency, sum((t->>'amount')::numeric) as amount
+            from ${live}.invoices i cross join jsonb_array_elements(i.totals) t
+           where not exists (select 1 from ${live}.invoices n where n.supersedes = i.invoice_number)
+           group by i.provider_id, t->>'currency'),
+        keys as (select provider_id, currency from accrued union select provider_id, currency from invoiced)
+        select k.provider_id, k.currency, coalesce(a.amount, 0) as accrued, coalesce(i.amount, 0) as invoiced,
+          coalesce(s.amount, 0) as settled, coalesce(i.amount, 0) - coalesce(s.amount, 0) as outstanding
+          from keys k
+          left join accrued a on a.provider_id = k.provider_id and a.currency = k.currency
+          left join invoiced i on i.provider_id = k.provider_id and i.currency = k.currency
+          left join settled s on s.provider_id = k.provider_id and s.currency = k.currency`,
+    },
+    {
       // Referral fees receivable by the platform, net of reversals, per partner, currency and UTC day.
       name: 'referral_revenue_daily',
       sql: `select provider_id, currency, ${day('effective_at')} as day, sum(amount) as referral_revenue,

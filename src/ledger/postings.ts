@@ -100,6 +100,7 @@ const ACCOUNT_ORDER: readonly Account[] = [
   'partner_fees',
   'referral_fees_receivable',
   'write_offs',
+  'referral_cash',
 ];
 
 /**
@@ -138,8 +139,9 @@ const legOf = (p: PostingRow): Leg => ({
  * excluded), i.e. the figures the journal currently carries for it.
  */
 export function inForce(all: readonly PostingRow[]): PostingRow[] {
-  // A write-off is a case's decision, not a figure of the swap: a correction never reverses it.
-  const postings = all.filter((p) => p.entryKind !== 'write_off');
+  // A write-off (a case's decision) and a settlement (the partner's payment) are not figures of the swap: a
+  // correction never reverses them.
+  const postings = all.filter((p) => p.entryKind !== 'write_off' && p.entryKind !== 'settlement');
   let lastReversal = -1;
   for (const p of postings)
     if (p.entryKind === 'reversal' && p.swapVersion > lastReversal) lastReversal = p.swapVersion;
@@ -270,4 +272,38 @@ export function writeOffPostings(
     effectiveAt: cause.occurredAt,
     recordedAt: cause.recordedAt,
   }));
+}
+
+/**
+ * An invoice's payment: per allocated line, `referral_cash` debited and the swap's `referral_fees_receivable`
+ * credited, in the payment's currency. One balanced entry of the settling event, effective when recorded;
+ * never reversed by a later correction of the swap (inForce).
+ */
+export function settlementPostings(
+  cause: { eventId: string; providerId: string; recordedAt: string },
+  currency: string,
+  allocations: readonly { swapId: string; swapVersion: number; amount: string }[],
+): PostingRow[] {
+  return allocations.flatMap((a, i) => {
+    const amount = new Decimal(a.amount);
+    if (!amount.isPositive() || amount.isZero()) throw new Error(`a settlement is positive, got ${a.amount}`);
+    const legs: Leg[] = [
+      { account: 'referral_cash', currency, amount },
+      { account: 'referral_fees_receivable', currency, amount: amount.neg() },
+    ];
+    return legs.map((leg, j) => ({
+      postingId: `${cause.eventId}:${2 * i + j + 1}`,
+      entryId: cause.eventId,
+      line: 2 * i + j + 1,
+      entryKind: 'settlement',
+      swapId: a.swapId,
+      swapVersion: a.swapVersion,
+      providerId: cause.providerId,
+      account: leg.account,
+      currency: leg.currency,
+      amount: formatDecimal(leg.amount),
+      effectiveAt: cause.recordedAt,
+      recordedAt: cause.recordedAt,
+    }));
+  });
 }

@@ -55,6 +55,8 @@ const {
   statements,
   statementLines,
   periodEvents,
+  invoices,
+  invoiceLines,
   cases,
   chainClaims,
 } = projection;
@@ -166,6 +168,8 @@ function foldWrites(ws: WorkingSet): FoldWrite[] {
     { kind: 'copy', table: statements, rows: ws.newStatements },
     { kind: 'copy', table: statementLines, rows: ws.newStatementLines },
     { kind: 'copy', table: periodEvents, rows: ws.newPeriodEvents },
+    { kind: 'copy', table: invoices, rows: ws.newInvoices },
+    { kind: 'copy', table: invoiceLines, rows: ws.newInvoiceLines },
     // A claim is written once: the stored one (an earlier batch's) keeps its first event.
     { kind: 'upsert', table: chainClaims, rows: [...ws.chainClaims.values()], key: 'nothing' },
   ];

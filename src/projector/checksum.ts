@@ -32,6 +32,8 @@ export const CHECKSUM_TABLES: readonly { table: string; exclude?: readonly strin
   { table: 'statements' },
   { table: 'statement_lines' },
   { table: 'period_events' },
+  { table: 'invoices' },
+  { table: 'invoice_lines' },
   { table: 'cases' },
   { table: 'chain_claims' },
   { table: 'projector_checkpoints' },

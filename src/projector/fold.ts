@@ -14,7 +14,7 @@ import {
 import { rejected, type FoldDecision } from './decision.ts';
 import { carriedEvent, foldEventReapplied } from './reapply.ts';
 import { foldChainTransactionObserved } from './chain.ts';
-import { foldPeriodEvent, foldStatementImported } from './monthend.ts';
+import { foldInvoiceIssued, foldInvoiceSettled, foldPeriodEvent, foldStatementImported } from './monthend.ts';
 import { foldCaseActed } from './cases.ts';
 
 export { deadLetterId, foldUndecodable } from './parking.ts';
@@ -44,6 +44,8 @@ const folds: { [T in EventType]: (ws: WorkingSet, e: SwapEventOf<T>) => FoldDeci
   PeriodClosed: foldPeriodEvent,
   PeriodReopened: foldPeriodEvent,
   CaseActed: foldCaseActed,
+  InvoiceIssued: foldInvoiceIssued,
+  InvoiceSettled: foldInvoiceSettled,
 };
 
 /** A reapplied event's fold: its input bounds, then its own rule (parking was the reapply's, at dispatch). */

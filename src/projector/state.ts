@@ -15,6 +15,8 @@ export type ChainObservationRow = typeof projection.chainObservations.$inferSele
 export type StatementRow = typeof projection.statements.$inferSelect;
 export type StatementLineRow = typeof projection.statementLines.$inferSelect;
 export type PeriodEventRow = typeof projection.periodEvents.$inferSelect;
+export type InvoiceRow = typeof projection.invoices.$inferSelect;
+export type InvoiceLineRow = typeof projection.invoiceLines.$inferSelect;
 export type CaseRow = typeof projection.cases.$inferSelect;
 export type ChainClaimRow = typeof projection.chainClaims.$inferSelect;
 export type JournalRow = Omit<typeof projection.eventJournal.$inferSelect, 'changes' | 'payload'> & {
@@ -85,6 +87,8 @@ export class WorkingSet {
   readonly newStatements: StatementRow[] = [];
   readonly newStatementLines: StatementLineRow[] = [];
   readonly newPeriodEvents: PeriodEventRow[] = [];
+  readonly newInvoices: InvoiceRow[] = [];
+  readonly newInvoiceLines: InvoiceLineRow[] = [];
   /**
    * Claims on transfers folded in this batch, by (chain, txid, transfer, swap, role): inserted where absent
    * (a stored claim keeps its first event: nothing reads them back).

@@ -134,6 +134,33 @@ export function createReconcilerMetrics(metrics: MetricsRegistry, projection: pg
       }
     },
   );
+  // An issued referral invoice in force, past its due date (UTC day), with something still outstanding.
+  metrics.gauge(
+    'swap_ledger_invoices_overdue',
+    'Referral invoices in force unpaid past their due date, per partner (README, "Month end"); no series when none',
+    ['provider'],
+    async function () {
+      try {
+        const r = await projection.query<{ provider_id: string; n: number }>(
+          `select i.provider_id, count(*)::int as n from invoices i
+            where not exists (select 1 from invoices n where n.supersedes = i.invoice_number)
+              and i.due_date < to_char(now() at time zone 'UTC', 'YYYY-MM-DD')
+              and exists (
+                select 1 from invoice_lines l
+                 where l.event_id = i.event_id and l.disputed is null
+                   and l.referral_fee > coalesce((
+                     select -sum(p.amount) from ledger_postings p
+                      where p.provider_id = l.provider_id and p.swap_id = l.swap_id and p.currency = l.currency
+                        and p.entry_kind = 'settlement' and p.account = 'referral_fees_receivable'), 0))
+            group by i.provider_id`,
+        );
+        this.reset();
+        for (const row of r.rows) this.set({ provider: row.provider_id }, row.n);
+      } catch {
+        /* keep the last value */
+      }
+    },
+  );
   metrics.gauge(
     'swap_ledger_chain_evidence_unreliable',
     'Reported transactions past their chain deadline whose source refused to be believed (source_unreliable) or that are still unconfirmed (unconfirmed_past_deadline): their chain checks stay UNVERIFIABLE',

@@ -468,3 +468,30 @@ describe('ledger postings: a case write-off', () => {
     ).toThrow();
   });
 });
+
+describe('an invoice settlement', () => {
+  it('credits each line receivable against referral_cash, balanced, and a correction never reverses it', async () => {
+    const { settlementPostings } = await import('../../src/ledger/postings.ts');
+    const rows = settlementPostings(
+      { eventId: 'e1', providerId: 'p', recordedAt: '2026-11-03T00:00:00.000Z' },
+      'BTC',
+      [
+        { swapId: 's-1', swapVersion: 3, amount: '0.0002' },
+        { swapId: 's-2', swapVersion: 2, amount: '0.00005' },
+      ],
+    );
+    expect(rows.map((r) => [r.line, r.swapId, r.account, r.amount, r.entryKind])).toEqual([
+      [1, 's-1', 'referral_cash', '0.0002', 'settlement'],
+      [2, 's-1', 'referral_fees_receivable', '-0.0002', 'settlement'],
+      [3, 's-2', 'referral_cash', '0.00005', 'settlement'],
+      [4, 's-2', 'referral_fees_receivable', '-0.00005', 'settlement'],
+    ]);
+    expect(sumsByCurrency(rows)).toEqual(new Map([['BTC', '0']]));
+    expect(inForce(rows)).toEqual([]);
+    expect(() =>
+      settlementPostings({ eventId: 'e', providerId: 'p', recordedAt: '2026-11-03T00:00:00.000Z' }, 'BTC', [
+        { swapId: 's', swapVersion: 1, amount: '0' },
+      ]),
+    ).toThrow(/positive/);
+  });
+});

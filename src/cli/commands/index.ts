@@ -36,6 +36,7 @@ const MODULES: readonly (readonly [first: string, load: () => Promise<Record<str
   ['requests', () => import('./requests.ts')],
   ['statement', () => import('./monthend.ts')],
   ['period', () => import('./monthend.ts')],
+  ['invoice', () => import('./invoice.ts')],
 ];
 
 const isCommand = (v: unknown): v is Command =>

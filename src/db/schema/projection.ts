@@ -545,6 +545,57 @@ export const periodEvents = pgTable(
 );
 
 /**
+ * Referral invoices (README "Month end"): one row per InvoiceIssued, its lines in the event's order. Append
+ * only: a reissue supersedes the invoice in force by naming it, so both stay visible.
+ */
+export const invoices = pgTable(
+  'invoices',
+  {
+    /** The InvoiceIssued event's id: the key, so two issues racing for one number both fold and show. */
+    eventId: uuid('event_id').primaryKey(),
+    /** <provider>-<YYYY-MM>, then -r2, -r3 for reissues. */
+    invoiceNumber: text('invoice_number').notNull(),
+    providerId: text('provider_id').notNull(),
+    /** YYYY-MM */
+    period: text('period').notNull(),
+    operator: text('operator').notNull(),
+    issuedAt: ts('issued_at').notNull(),
+    /** YYYY-MM-DD (UTC) */
+    dueDate: text('due_date').notNull(),
+    reason: text('reason'),
+    /** The invoice in force it replaced; the one in force is the one no other supersedes. */
+    supersedes: text('supersedes'),
+    /** [{ currency, amount }]: the lines not in dispute. */
+    totals: jsonb('totals').notNull(),
+  },
+  (t) => [
+    index('invoices_provider_period_idx').on(t.providerId, t.period),
+    index('invoices_number_idx').on(t.invoiceNumber),
+    check('invoices_period_chk', sql`${t.period} ~ '^[0-9]{4}-(0[1-9]|1[0-2])$'`),
+  ],
+);
+
+export const invoiceLines = pgTable(
+  'invoice_lines',
+  {
+    eventId: uuid('event_id').notNull(),
+    invoiceNumber: text('invoice_number').notNull(),
+    /** 1.. in the event's order. */
+    seq: integer('seq').notNull(),
+    providerId: text('provider_id').notNull(),
+    swapId: text('swap_id').notNull(),
+    currency: text('currency').notNull(),
+    referralFee: money('referral_fee').notNull(),
+    /** Why the line is in dispute (not in the totals); null when invoiced. */
+    disputed: text('disputed'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.eventId, t.seq], name: 'invoice_lines_pkey' }),
+    index('invoice_lines_swap_idx').on(t.providerId, t.swapId),
+  ],
+);
+
+/**
  * A swap's case (src/cases/machine.ts): one row per swap, opened and settled by its verdicts and exceptions,
  * moved by operators' CaseActed events; `history` keeps every step (derived or acted) in log order.
  */

@@ -1,0 +1,4 @@
+ALTER TABLE "ledger_postings" DROP CONSTRAINT "ledger_postings_account_chk";--> statement-breakpoint
+ALTER TABLE "ledger_postings" DROP CONSTRAINT "ledger_postings_entry_kind_chk";--> statement-breakpoint
+ALTER TABLE "ledger_postings" ADD CONSTRAINT "ledger_postings_account_chk" CHECK ("ledger_postings"."account" in ('user_payin', 'user_payout', 'referral_fees_receivable', 'partner_fees', 'payout_network_fees', 'partner_clearing', 'write_offs', 'referral_cash'));--> statement-breakpoint
+ALTER TABLE "ledger_postings" ADD CONSTRAINT "ledger_postings_entry_kind_chk" CHECK ("ledger_postings"."entry_kind" in ('final', 'completion', 'reversal', 'correction', 'write_off', 'settlement'));
