@@ -8,7 +8,7 @@
 
 /** Bottom to top. A part's run.ts (a process entry, wired by the CLI alone) is not bound by its folder's floor. */
 const FLOORS = [
-  ['money', 'lifecycle', 'observability'],
+  ['money', 'lifecycle', 'observability', 'work'],
   ['db'],
   ['swap', 'payload', 'config'],
   ['ledger', 'events', 'http', 'cases'],

@@ -1,6 +1,6 @@
 import { newEvent, swapKey } from '../events/keys.ts';
 import type { EventAppender } from '../events/producer.ts';
-import { RateLimiter } from '../ingest/webhook/rate-limit.ts';
+import { RateLimiter } from '../work/rate-limit.ts';
 import { mapStatus } from '../swap/status.ts';
 import type { Logger } from '../observability/log.ts';
 import { RateLimitedError, SwapNotFoundError } from '../partner/errors.ts';
@@ -8,7 +8,7 @@ import type { SwapStatus } from '../partner/types.ts';
 import type { ProviderPartner } from '../providers/clients.ts';
 import { pollReport } from '../swap/report.ts';
 import { changesOf, reportFingerprint, type PolledSwap } from './change.ts';
-import { PollSchedule } from './schedule.ts';
+import { DueSchedule } from '../work/schedule.ts';
 import pLimit, { type LimitFunction } from 'p-limit';
 import {
   CONFIRM_BACKOFF,
@@ -88,7 +88,7 @@ type PollOutcome =
  * The status poller. Each tick reads the polling set (swaps not final, and the gateway's created swaps
  * not projected yet) and the swaps owed a confirming poll, then per provider polls the due ones with
  * at most `concurrency` calls in flight and a token bucket. A 420 pauses the provider for its
- * Retry-After; an error, a 404 or an unmappable status backs the swap off (PollSchedule). A result is
+ * Retry-After; an error, a 404 or an unmappable status backs the swap off (DueSchedule). A result is
  * appended as StatusReported (source poll) only when the projector would change something (changesOf),
  * and not twice while the projection has not moved. A swap leaves the set by becoming final, or when
  * its closed status (EXPIRED) is older than the grace window; closed swaps are polled CLOSED_POLL_SLOWDOWN
@@ -112,9 +112,9 @@ const keyOf = (s: PolledSwap) => swapKey(s.providerId, s.swapId);
 type Work = { swap: PolledSwap; kind: 'poll' } | { swap: ConfirmCandidate; kind: 'confirm' };
 
 export class Poller {
-  private readonly schedule: PollSchedule;
+  private readonly schedule: DueSchedule;
   /** Backoff of confirming polls that got no answer (network or partner error); answers are scheduled in Postgres. */
-  private readonly confirmErrors: PollSchedule;
+  private readonly confirmErrors: DueSchedule;
   private readonly limiter: RateLimiter;
   /** At most `concurrency` polls in flight per provider (p-limit: FIFO, a failed task frees its slot). */
   private readonly semaphores = new Map<string, LimitFunction>();
@@ -127,8 +127,8 @@ export class Poller {
   readonly metrics: PollerMetrics;
 
   constructor(private readonly options: PollerOptions) {
-    this.schedule = new PollSchedule(options.backoff);
-    this.confirmErrors = new PollSchedule(options.backoff);
+    this.schedule = new DueSchedule(options.backoff);
+    this.confirmErrors = new DueSchedule(options.backoff);
     this.limiter = new RateLimiter(() => this.now());
     this.metrics = options.metrics ?? createPollerMetrics();
     this.deadlineMs = options.confirm?.deadlineMs ?? CONFIRM_DEADLINE_HOURS * 3_600_000;

@@ -4,7 +4,7 @@ import { AppendTimeoutError } from '../../src/events/producer.ts';
 import type { SwapEvent } from '../../src/events/types.ts';
 import { buildStatusMapping } from '../../src/swap/status.ts';
 import { buildWebhookServer, createWebhookMetrics } from '../../src/ingest/webhook/server.ts';
-import { RateLimiter } from '../../src/ingest/webhook/rate-limit.ts';
+import { RateLimiter } from '../../src/work/rate-limit.ts';
 import { ApiKeyIndex, generateApiKey } from '../../src/providers/api-keys.ts';
 import type { RegistrySnapshot } from '../../src/providers/cache.ts';
 import type { KnownSwap } from '../../src/ingest/webhook/server.ts';

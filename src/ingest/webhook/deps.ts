@@ -4,7 +4,7 @@ import { MetricsRegistry, type Counter, type Histogram } from '../../observabili
 import type { RegistrySnapshot } from '../../providers/cache.ts';
 import type { ReportedSwap } from '../../swap/report.ts';
 import type { AuthFailureThrottle, RefusalLogSampler } from './outsiders.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import type { RateLimiter } from '../../work/rate-limit.ts';
 
 /** What the status webhook's server and route are built from (apart, so neither imports the other). */
 

@@ -1,4 +1,4 @@
-import { TokenBucket } from './rate-limit.ts';
+import { TokenBucket } from '../../work/rate-limit.ts';
 
 /**
  * What the webhook does about callers that fail authentication (partner interface v2 answers them 401):

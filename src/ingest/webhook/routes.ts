@@ -7,7 +7,7 @@ import { reportDifferences, webhookReport } from '../../swap/report.ts';
 import { MAX_PARTNER_TEXT, partnerTextProblem, PRINTABLE_PATTERN } from '../../swap/text.ts';
 import { mapStatus } from '../../swap/status.ts';
 import { authenticateWebhook, TOO_MANY_FAILURES_BODY, UNAUTHORIZED_BODY } from './auth.ts';
-import { rateLimitHeaders } from './rate-limit.ts';
+import { rateLimitHeaders } from '../../work/rate-limit.ts';
 import type { WebhookDeps } from './deps.ts';
 
 /**

@@ -19,7 +19,7 @@ import {
   type SwapLookup,
   type WebhookMetrics,
 } from './server.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { RateLimiter } from '../../work/rate-limit.ts';
 
 interface PendingLookup {
   swapId: string;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildEdgeServer, DuplicateJsonKeyError, strictJsonParser } from '../../http/edge.ts';
 import { createWebhookMetrics, type WebhookDeps } from './deps.ts';
 import { AuthFailureThrottle, RefusalLogSampler, type FailureLimits } from './outsiders.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { RateLimiter } from '../../work/rate-limit.ts';
 import { registerStatusRoute, STATUS_ROUTE, UnparsedBody } from './routes.ts';
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;

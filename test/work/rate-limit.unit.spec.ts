@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, TokenBucket, rateLimitHeaders } from '../../src/ingest/webhook/rate-limit.ts';
+import { RateLimiter, TokenBucket, rateLimitHeaders } from '../../src/work/rate-limit.ts';
 
 describe('token bucket', () => {
   it('accepts a burst, then refuses until tokens come back at the configured rate', () => {

@@ -1,10 +1,14 @@
-import type { RateLimitConfig } from '../../providers/file.ts';
-
 /**
- * Per-provider rate limiting of the webhook: a token bucket per provider that holds at most `burst`
- * tokens and gains `perSecond` tokens a second; a request takes one token or is refused with 420
- * (partner interface v2, "Limits"). Pure: the clock is injected.
+ * Rate limiting per key (the webhook's per provider, the poller's calls per provider): a token bucket per key
+ * that holds at most `burst` tokens and gains `perSecond` tokens a second; a request takes one token or is
+ * refused (the webhook answers 420, partner interface v2, "Limits"). Pure: the clock is injected.
  */
+
+/** A bucket's size and refill, as a provider's `rateLimit` states it. */
+export interface RateLimit {
+  readonly perSecond: number;
+  readonly burst: number;
+}
 
 export interface RateDecision {
   readonly allowed: boolean;
@@ -23,7 +27,7 @@ export class TokenBucket {
   private last: number;
 
   constructor(
-    readonly config: RateLimitConfig,
+    readonly config: RateLimit,
     nowMs: number,
   ) {
     if (!(config.perSecond > 0) || !(config.burst >= 1))
@@ -57,7 +61,7 @@ export class RateLimiter {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  take(providerId: string, config: RateLimitConfig): RateDecision {
+  take(providerId: string, config: RateLimit): RateDecision {
     let bucket = this.buckets.get(providerId);
     if (!bucket || bucket.config.perSecond !== config.perSecond || bucket.config.burst !== config.burst) {
       bucket = new TokenBucket({ perSecond: config.perSecond, burst: config.burst }, this.now());

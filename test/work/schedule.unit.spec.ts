@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { PollSchedule } from '../../src/poller/schedule.ts';
+import { DueSchedule } from '../../src/work/schedule.ts';
 
-describe('PollSchedule', () => {
+describe('DueSchedule', () => {
   const interval = 1000;
 
   it('polls a new swap at once, then once per interval after an answer', () => {
-    const s = new PollSchedule({ baseMs: 5000, maxMs: 60_000 });
+    const s = new DueSchedule({ baseMs: 5000, maxMs: 60_000 });
     expect(s.due('a', 0)).toBe(true);
     s.succeeded('a', 0, interval);
     expect(s.due('a', 999)).toBe(false);
@@ -13,7 +13,7 @@ describe('PollSchedule', () => {
   });
 
   it('backs a failing swap off exponentially, capped, and resets after an answer', () => {
-    const s = new PollSchedule({ baseMs: 5000, maxMs: 30_000 });
+    const s = new DueSchedule({ baseMs: 5000, maxMs: 30_000 });
     expect([1, 2, 3, 4, 5].map(() => s.failed('a', 0, interval))).toEqual([
       5000, 10_000, 20_000, 30_000, 30_000,
     ]);
@@ -26,17 +26,17 @@ describe('PollSchedule', () => {
   });
 
   it('never retries a failure sooner than the poll interval', () => {
-    const s = new PollSchedule({ baseMs: 10, maxMs: 100 });
+    const s = new DueSchedule({ baseMs: 10, maxMs: 100 });
     expect(s.failed('a', 0, 60_000)).toBe(60_000);
   });
 
   it('keeps a huge failure count finite', () => {
-    const s = new PollSchedule({ baseMs: 1000, maxMs: 5000 });
+    const s = new DueSchedule({ baseMs: 1000, maxMs: 5000 });
     expect(s.backoffMs(5000)).toBe(5000);
   });
 
   it('forgets swaps that left the polling set', () => {
-    const s = new PollSchedule({ baseMs: 1000, maxMs: 5000 });
+    const s = new DueSchedule({ baseMs: 1000, maxMs: 5000 });
     s.failed('gone', 0, interval);
     s.succeeded('kept', 0, interval);
     s.retain(new Set(['kept']));
