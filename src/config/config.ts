@@ -111,6 +111,21 @@ const providerIds: Parser<string[]> = (raw) => {
   return list;
 };
 
+/** `CURRENCY=address,…`: the platform's own address per platform currency (empty: none). */
+const addressesByCurrency: Parser<Readonly<Record<string, string>>> = (raw) => {
+  const out: Record<string, string> = {};
+  for (const part of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const m = /^([A-Za-z0-9._-]{1,40})=([\x21-\x7e]{1,200})$/.exec(part);
+    if (!m) throw new Error(`"${part.slice(0, 60)}" is not CURRENCY=address`);
+    if (m[1]! in out) throw new Error(`${m[1]} is given twice`);
+    out[m[1]!] = m[2]!;
+  }
+  return Object.freeze(out);
+};
+
 /** A node-cron expression (5 fields, or 6 with seconds); `off` where the key allows turning it off. */
 const cronSchedule =
   (allowOff: boolean): Parser<string> =>
@@ -188,6 +203,11 @@ export const configSpec = {
     // Empty: no chain source; the chain checks stay UNVERIFIABLE "no chain source for <currency>".
     default: '',
     doc: 'YAML chain sources file (config/chains.example.yaml): by platform currency, a chain source (URL by the name of its variable), depth, asset and deadline',
+  },
+  REFERRAL_ADDRESSES: {
+    parse: addressesByCurrency,
+    default: Object.freeze({}) as Readonly<Record<string, string>>,
+    doc: "The platform's referral address per platform currency (CURRENCY=address, comma separated): where a partner pays an invoice that `invoice settle --tx` verifies on the chain",
   },
   CHAIN_WATCH_INTERVAL_MS: {
     parse: int(100, 3_600_000),

@@ -347,6 +347,8 @@ export interface InvoiceSettled {
   currency: string;
   operator: string;
   allocations: { swapId: string; swapVersion: number; amount: string }[];
+  /** chain: what the chain showed of the payment when verified (absent in older events). */
+  verified?: string | null;
 }
 
 export interface PayloadByType {

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { chainClients, ChainSourceError, type ChainClient, type ChainSources } from '../chain/index.ts';
 import { judgeChainPayment, type PaymentExpectation, type PaymentJudgement } from '../chain/payment.ts';
 import { toAtomicUnits } from '../money/atomic.ts';
+import { isDecimalText } from '../money/decimal.ts';
 import { loadCase } from './cases.ts';
 import { OperatorInputError } from './operator-events.ts';
 
@@ -82,4 +83,34 @@ export async function verifyCasePayment(
   const j = await lookUpPayment(chain, c.stakeCurrency, txid, expected);
   if (!j.verified) throw new OperatorInputError(`the payment is not verified: ${j.reason}`);
   return { reference: txid, verified: verifiedText(c.stakeCurrency, expected, j) };
+}
+
+/**
+ * A payment to one of the platform's own addresses (a referral invoice's settlement): the transaction must pay
+ * `to` at least `amount` (decimal text) of the currency. Returns the chain's word for the event.
+ */
+export async function verifyPaymentTo(
+  chain: ChainAccess,
+  currencyId: string,
+  txid: string,
+  to: string,
+  amount: string | undefined,
+): Promise<string> {
+  const decimals = chain.sources.currencies.get(currencyId)?.decimals;
+  if (decimals === undefined)
+    throw new OperatorInputError(
+      `no chain source for ${currencyId.slice(0, 40)} in CHAIN_SOURCES_FILE: record the payment by its bank or other reference`,
+    );
+  if (!isDecimalText(amount) || amount.startsWith('-'))
+    throw new OperatorInputError(`--amount must be a positive decimal, got "${String(amount).slice(0, 40)}"`);
+  let atLeast: bigint;
+  try {
+    atLeast = toAtomicUnits(amount, decimals);
+  } catch {
+    throw new OperatorInputError(`--amount ${amount} has more decimals than ${currencyId}'s ${decimals}`);
+  }
+  const expected = { to, atLeast };
+  const j = await lookUpPayment(chain, currencyId, txid, expected);
+  if (!j.verified) throw new OperatorInputError(`the payment is not verified: ${j.reason}`);
+  return verifiedText(currencyId, expected, j);
 }

@@ -21,6 +21,8 @@ export interface SettleInput {
   method: 'bank' | 'chain';
   reference: string | undefined;
   by: string | undefined;
+  /** chain: the chain's word on the transaction in `reference` (src/ops/chain-payment.ts). */
+  verified?: string;
 }
 
 export async function invoiceSettleEvent(
@@ -99,6 +101,7 @@ export async function invoiceSettleEvent(
       currency,
       operator,
       allocations,
+      verified: input.verified ?? null,
     },
     { providerId: inv.provider_id, source: 'ops', aggregateKey: invoiceKey(inv.provider_id, inv.period) },
   );

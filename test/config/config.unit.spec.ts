@@ -56,6 +56,22 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it("reads the platform's referral address per currency, and refuses what is not CURRENCY=address", () => {
+    expect(loadConfig(valid).REFERRAL_ADDRESSES).toEqual({});
+    expect(
+      loadConfig({
+        ...valid,
+        REFERRAL_ADDRESSES: 'ETH=0xAbC, BTC=bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+      }).REFERRAL_ADDRESSES,
+    ).toEqual({ ETH: '0xAbC', BTC: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq' });
+    expect(problemsOf({ ...valid, REFERRAL_ADDRESSES: 'ETH' })).toEqual([
+      expect.stringMatching(/^REFERRAL_ADDRESSES: "ETH" is not CURRENCY=address/),
+    ]);
+    expect(problemsOf({ ...valid, REFERRAL_ADDRESSES: 'ETH=0x1,ETH=0x2' })).toEqual([
+      expect.stringMatching(/ETH is given twice/),
+    ]);
+  });
+
   it('never echoes a secret value in an error', () => {
     const problems = problemsOf({ ...valid, DATABASE_URL: 'mysql://u:hunter2@db/x' });
     expect(problems).toEqual([expect.stringMatching(/^DATABASE_URL: must use postgres: or postgresql:$/)]);

@@ -11,9 +11,14 @@ import { statusReported, swapCreated } from '../../src/testing/events.ts';
 import { testKafka, testStack, freshProjection, uniqueName } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 import { runCli, runCliInProcess } from '../support/cli.ts';
+import { consoleViewer } from '../support/console.ts';
 import { MetricsRegistry } from '../../src/observability/metrics.ts';
 import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import { invoiceIssueEvent } from '../../src/ops/invoices.ts';
+import { startDemoChain, writeDemoChainSources } from '../../src/demo/chain.ts';
+import { DemoChainPayer } from '../../src/demo/payer.ts';
+import { freePort } from '../../src/demo/provision.ts';
+import { DEFAULT_CURRENCIES } from '../../src/simulator/catalog.ts';
 
 /**
  * Issue 43 item 2 on the real stack: swaps final in October are folded and booked, the partner's statement
@@ -35,6 +40,7 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
     payoutNetworkFees: '0.002',
   };
   const q = async (sql: string, params: unknown[] = []) => (await projection.pool.query(sql, params)).rows;
+  let viewer: ReturnType<typeof consoleViewer> | undefined;
   const issue = (extra: string[] = [], run = runCliInProcess) =>
     run(
       ['invoice', 'issue', 'partner-a', '2026-10', '--by', 'alice', '--finance-schema', finance, ...extra],
@@ -78,6 +84,7 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
   });
 
   afterAll(async () => {
+    await viewer?.close();
     await projector?.stop();
     await projection?.pool.query(`drop schema if exists ${finance} cascade`);
     await projection?.pool.end();
@@ -280,5 +287,113 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
     await log.append([november]);
     await waitForProjection(projection.pool, log.topic);
     expect(await overdue()).toEqual(['swap_ledger_invoices_overdue{provider="partner-a"} 1']);
+  });
+
+  it("settles by a transaction the local chain shows paying the platform's referral address, and refuses one short", async () => {
+    const chain = await startDemoChain(
+      { evm: await freePort(), esplora: await freePort() },
+      createLogger({ level: 'silent' }),
+    );
+    try {
+      const payer = new DemoChainPayer(chain.urls);
+      await payer.ready();
+      const referral = '0x00000000000000000000000000000000000000aa';
+      const eth = DEFAULT_CURRENCIES.find((c) => c.id === 'eth')!;
+      const pay = (wei: bigint) =>
+        payer.pay({ swapId: undefined, role: 'payout', currency: eth, to: referral, amount: wei });
+      const chainEnv = {
+        ...env,
+        ...chain.urls,
+        CHAIN_SOURCES_FILE: writeDemoChainSources(mkdtempSync(join(tmpdir(), 'invoice-chain-'))),
+        REFERRAL_ADDRESSES: `ETH=${referral}`,
+      };
+      const settleTx = (hash: string) =>
+        runCliInProcess(
+          [
+            'invoice',
+            'settle',
+            'partner-a-2026-11',
+            '--amount',
+            '0.0001',
+            '--currency',
+            'ETH',
+            '--tx',
+            hash,
+            '--by',
+            'bob',
+          ],
+          chainEnv,
+        );
+      const before = await settlements();
+      // 0.00005 ETH: the chain shows it, but short of the amount claimed; nothing is appended.
+      const short = await settleTx((await pay(50_000_000_000_000n))!);
+      expect(short.code).toBe(2);
+      expect(short.stderr).toMatch(
+        /not verified: .* pays 50000000000000 atomic units of ETH to 0x0+aa, short of the 100000000000000 expected/,
+      );
+      const noAddress = await runCliInProcess(
+        [
+          'invoice',
+          'settle',
+          'partner-a-2026-11',
+          '--amount',
+          '0.0001',
+          '--currency',
+          'ETH',
+          '--tx',
+          '0x1',
+          '--by',
+          'bob',
+        ],
+        { ...chainEnv, REFERRAL_ADDRESSES: '' },
+      );
+      expect(noAddress.code).toBe(2);
+      expect(noAddress.stderr).toMatch(/referral address for ETH in REFERRAL_ADDRESSES/);
+      // The whole amount: verified (to the address, the asset, at least the amount, confirmed), then posted.
+      const hash = (await pay(100_000_000_000_000n))!;
+      const paid = await runCli(
+        [
+          'invoice',
+          'settle',
+          'partner-a-2026-11',
+          '--amount',
+          '0.0001',
+          '--currency',
+          'ETH',
+          '--tx',
+          hash,
+          '--by',
+          'bob',
+        ],
+        chainEnv,
+      );
+      expect(paid.stderr).toBe('');
+      expect(paid.code).toBe(0);
+      await waitForProjection(projection.pool, log.topic);
+      expect((await settlements()).length).toBe(before.length + 2);
+      const [settled] = await q(
+        `select payload->>'method' as method, payload->>'reference' as reference, payload->>'verified' as verified
+           from event_journal where event_type = 'InvoiceSettled' and payload->>'invoiceNumber' = 'partner-a-2026-11'`,
+      );
+      expect(settled).toEqual({
+        method: 'chain',
+        reference: hash,
+        verified: expect.stringMatching(
+          /^paid 100000000000000 atomic units of ETH to 0x0+aa \(at least 100000000000000 expected\), block \d+, \d+ confirmation\(s\)$/,
+        ),
+      });
+      // The console's Close page of November: the invoice, settled in full, the payment verified on chain.
+      viewer = consoleViewer(testStack().databaseUrl, projection.schema);
+      const page = await viewer.page('/close/partner-a/2026-11');
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('Referral invoice partner-a-2026-11');
+      expect(page.body).toMatch(/data-settled="ETH">0\.000100000000000000</);
+      expect(page.body).toContain(hash);
+      expect(page.body).toMatch(/paid 100000000000000 atomic units of ETH/);
+      const october = await viewer.page('/close/partner-a/2026-10');
+      expect(october.body).toContain('supersedes partner-a-2026-10');
+    } finally {
+      await chain.stop();
+    }
   });
 });

@@ -10,13 +10,10 @@ import { statusReported, swapCorrected, swapCreated } from '../../src/testing/ev
 import { testKafka, testStack, freshProjection } from '../support/context.ts';
 import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
 import { runCli, runCliInProcess } from '../support/cli.ts';
+import { consoleViewer } from '../support/console.ts';
 import { DEFAULT_STATEMENT_LAYOUT } from '../../src/monthend/layout.ts';
 import { statementImportEvent, statementInForce, statementStanding } from '../../src/ops/statements.ts';
 import { parseReconciliationPolicy } from '../../src/reconciler/policy.ts';
-import { ConsoleDb } from '../../src/console/db.ts';
-import { migratePlatform } from '../../src/db/migrate.ts';
-import { buildConsoleServer } from '../../src/console/server.ts';
-import { generateApiKey } from '../../src/providers/api-keys.ts';
 
 /**
  * Issue 43, items 1 and 4 on the real stack, the CLI run as a process: a statement imported, refused,
@@ -61,39 +58,16 @@ describe(
     });
 
     afterAll(async () => {
-      await consoleApp?.close();
-      await consoleDb?.close();
+      await consoleOf?.close();
       await projector?.stop();
       await projection?.pool.end();
       await log?.close();
     });
 
     // The console's Close page, read through its own read-only login, as finance sees the month.
-    let consoleDb: ConsoleDb | undefined;
-    let consoleApp: Awaited<ReturnType<typeof buildConsoleServer>> | undefined;
-    const viewer = generateApiKey();
-    const consolePage = async (path: string) => {
-      if (!consoleDb) await migratePlatform(testStack().databaseUrl); // the reader's grants cover platform
-      consoleDb ??= await ConsoleDb.open(
-        testStack().databaseUrl,
-        projection.schema,
-        'finance',
-        createLogger({ level: 'silent' }),
-      );
-      consoleApp ??= await buildConsoleServer({
-        db: consoleDb,
-        keys: { viewer: [viewer.sha256] },
-        logger: createLogger({ level: 'silent' }),
-      });
-      const login = await consoleApp.inject({
-        method: 'POST',
-        url: '/login',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: `key=${viewer.key}`,
-      });
-      const cookie = String(login.headers['set-cookie']).split(';')[0]!;
-      return consoleApp.inject({ method: 'GET', url: path, headers: { cookie } });
-    };
+    let consoleOf: ReturnType<typeof consoleViewer> | undefined;
+    const consolePage = (path: string) =>
+      (consoleOf ??= consoleViewer(testStack().databaseUrl, projection.schema)).page(path);
     const closePage = async (path: string) => {
       const page = await consolePage(path);
       expect(page.statusCode).toBe(200);

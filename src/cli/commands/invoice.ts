@@ -90,15 +90,34 @@ export const invoiceShowCommand: Command = {
 
 export const invoiceSettleCommand: Command = {
   words: ['invoice', 'settle'],
-  usage: 'invoice settle <number> --amount <x> --currency <C> --bank-reference <ref> --by <operator>',
+  usage:
+    'invoice settle <number> --amount <x> --currency <C> (--bank-reference <ref> | --tx <txid>) --by <operator>',
   summary:
-    "record a partner's payment of an invoice (a bank transfer): split across its lines in line order against referral_fees_receivable, appended as an InvoiceSettled (an overpayment or a currency not on the invoice is refused)",
+    "record a partner's payment of an invoice, a bank transfer or a transaction verified on the chain (to REFERRAL_ADDRESSES' address for the currency, at least the amount, confirmed): split across its lines in line order against referral_fees_receivable, appended as an InvoiceSettled (an overpayment or a currency not on the invoice is refused)",
   async run(args, io) {
     const { values, positionals } = parseOptions(args, {
-      values: ['amount', 'currency', 'bank-reference', 'by'],
+      values: ['amount', 'currency', 'bank-reference', 'tx', 'by'],
     });
     if (positionals.length !== 1) throw new UsageError('name one invoice number');
+    const tx = values.tx;
+    if (tx !== undefined && values['bank-reference'] !== undefined)
+      throw new UsageError('give one of --bank-reference, --tx');
     const config = loadConfig(process.env, [...NEEDS]);
+    let verified: string | undefined;
+    if (tx !== undefined) {
+      if (!config.CHAIN_SOURCES_FILE)
+        throw new UsageError('--tx needs CHAIN_SOURCES_FILE (the chain sources the watcher reads)');
+      const to = values.currency ? config.REFERRAL_ADDRESSES[values.currency] : undefined;
+      if (!to)
+        throw new UsageError(
+          `--tx needs the platform's referral address for ${values.currency ?? 'the --currency'} in REFERRAL_ADDRESSES`,
+        );
+      // The chain clients (viem, bitcoinjs-lib) load for --tx only.
+      const { loadChainSources } = await import('../../chain/index.ts');
+      const { verifyPaymentTo } = await import('../../ops/chain-payment.ts');
+      const sources = await asUsage(() => loadChainSources(config.CHAIN_SOURCES_FILE));
+      verified = await asUsage(() => verifyPaymentTo({ sources }, values.currency!, tx, to, values.amount));
+    }
     const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 1 });
     let event;
     try {
@@ -107,9 +126,10 @@ export const invoiceSettleCommand: Command = {
           invoiceNumber: positionals[0]!,
           amount: values.amount,
           currency: values.currency,
-          method: 'bank',
-          reference: values['bank-reference'],
+          method: tx === undefined ? 'bank' : 'chain',
+          reference: tx ?? values['bank-reference'],
           by: values.by,
+          ...(verified ? { verified } : {}),
         }),
       );
     } finally {

@@ -3,7 +3,8 @@ import { postingPeriodSql } from '../../ledger/periods.ts';
 import { statementInForceSql } from '../../ops/statements.ts';
 import type { ConsoleDb } from '../db.ts';
 import { badge, html, swapLink, table, time, type Html } from '../html.ts';
-import { figure } from '../amount.ts';
+import { amount, figure } from '../amount.ts';
+import { Decimal } from '../../money/decimal.ts';
 
 /**
  * Month end in the console (README "Month end"): per partner and month, the statement in force and how its
@@ -234,6 +235,7 @@ export async function closeLive(db: ConsoleDb, providerId: string, period: strin
           </section>`
         : ''
     }
+    ${await invoiceSection(db, providerId, period)}
     <section id="close-period">
       <h2>Period ${period}</h2>
       <p>
@@ -261,4 +263,101 @@ export async function closeLive(db: ConsoleDb, providerId: string, period: strin
         'never closed',
       )}
     </section>`;
+}
+
+interface InvoiceRow {
+  invoice_number: string;
+  operator: string;
+  issued_at: string;
+  due_date: string;
+  supersedes: string | null;
+  in_force: boolean;
+  totals: { currency: string; amount: string }[];
+  disputed: number;
+}
+
+interface SettlementRow {
+  invoice_number: string;
+  method: string;
+  reference: string;
+  amount: string;
+  currency: string;
+  operator: string;
+  verified: string | null;
+  recorded_at: string;
+}
+
+/** The month's referral invoice (and any it superseded), what is settled of it per currency, and how. */
+async function invoiceSection(db: ConsoleDb, providerId: string, period: string): Promise<Html> {
+  const invoices = await db.query<InvoiceRow>(
+    `select i.invoice_number, i.operator, i.issued_at, i.due_date, i.supersedes, i.totals,
+            not exists (select 1 from invoices n where n.supersedes = i.invoice_number) as in_force,
+            (select count(*)::int from invoice_lines l where l.event_id = i.event_id and l.disputed is not null) as disputed
+       from invoices i where i.provider_id = $1 and i.period = $2 order by i.event_id desc`,
+    [providerId, period],
+  );
+  const current = invoices.find((i) => i.in_force);
+  if (!current)
+    return html`<section id="close-invoice">
+      <h2>Referral invoice</h2>
+      <p class="muted" id="no-invoice">
+        Not issued: <code>swap-ledger invoice issue ${providerId} ${period} --by &lt;operator&gt;</code>.
+      </p>
+    </section>`;
+  const [settled, settlements] = await Promise.all([
+    db.query<{ currency: string; settled: string }>(
+      `select l.currency, coalesce(-sum(p.amount), 0)::text as settled
+         from invoice_lines l join invoices i on i.event_id = l.event_id
+         left join ledger_postings p on p.provider_id = l.provider_id and p.swap_id = l.swap_id
+              and p.currency = l.currency and p.account = 'referral_fees_receivable' and p.entry_kind = 'settlement'
+        where i.invoice_number = $1 and l.disputed is null group by l.currency`,
+      [current.invoice_number],
+    ),
+    db.query<SettlementRow>(
+      `select payload->>'invoiceNumber' as invoice_number, payload->>'method' as method,
+              payload->>'reference' as reference, payload->>'amount' as amount, payload->>'currency' as currency,
+              payload->>'operator' as operator, payload->>'verified' as verified, recorded_at
+         from event_journal
+        where event_type = 'InvoiceSettled' and outcome = 'applied' and payload->>'invoiceNumber' = any($1)
+        order by recorded_at`,
+      [invoices.map((i) => i.invoice_number)],
+    ),
+  ]);
+  const settledOf = new Map(settled.map((r) => [r.currency, r.settled]));
+  return html`<section id="close-invoice">
+    <h2>Referral invoice ${current.invoice_number}</h2>
+    <p>
+      Issued ${time(current.issued_at)} by ${current.operator}, due
+      ${current.due_date}${
+        current.supersedes ? html` · supersedes ${current.supersedes}` : ''
+      }${current.disputed > 0 ? html` · ${current.disputed} line(s) in dispute, listed apart` : ''}
+      · <code>swap-ledger invoice show ${current.invoice_number} --format html</code>
+    </p>
+    ${table(
+      ['currency', 'invoiced', 'settled', 'outstanding'],
+      current.totals.map((t) => {
+        const paid = settledOf.get(t.currency) ?? '0';
+        return [
+          t.currency,
+          amount(t.amount, t.currency),
+          amount(paid, t.currency, { settled: t.currency }),
+          amount(new Decimal(t.amount).minus(paid).toFixed(), t.currency),
+        ];
+      }),
+      'nothing invoiced',
+    )}
+    <h3>Settlements</h3>
+    ${table(
+      ['recorded', 'method', 'reference', 'amount', 'by', 'verified on chain'],
+      settlements.map((x) => [
+        time(x.recorded_at),
+        x.method,
+        html`<code>${x.reference}</code>`,
+        amount(x.amount, x.currency),
+        x.operator,
+        x.verified ?? html`<span class="muted">—</span>`,
+      ]),
+      'no payment recorded',
+    )}
+  </section>`;
 }
