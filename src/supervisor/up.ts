@@ -7,6 +7,7 @@ import { TopicReplicationError } from '../events/topics.ts';
 import { migrateFinanceViews } from '../ledger/finance-views.ts';
 import { freePort, provisionDemo } from '../demo/provision.ts';
 import { demoChainUrls, writeDemoChainSources } from '../demo/chain.ts';
+import { DEMO_REFERRAL_ADDRESSES } from '../demo/invoice.ts';
 import { hardhatCli } from '../demo/evm-node.ts';
 import { DEMO_CLOCK_ALLOWANCE_SECONDS } from '../demo/plan.ts';
 
@@ -141,6 +142,11 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
         Object.assign(env, demoChainUrls(chainPorts), {
           CHAIN_SOURCES_FILE: writeDemoChainSources(resolve(options.demoDir)),
         });
+        // Where the demo partner pays its referral invoice (`invoice settle --tx` checks it), unless configured.
+        if (Object.keys(config.REFERRAL_ADDRESSES).length === 0)
+          env.REFERRAL_ADDRESSES = Object.entries(DEMO_REFERRAL_ADDRESSES)
+            .map(([currency, address]) => `${currency}=${address}`)
+            .join(',');
         const portsEnv = {
           DEMO_EVM_PORT: String(chainPorts.evm),
           DEMO_ESPLORA_PORT: String(chainPorts.esplora),
@@ -155,7 +161,11 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
           `demo chains: EVM node (Hardhat EDR) on 127.0.0.1:${chainPorts.evm}, Esplora (BTC, LTC) on 127.0.0.1:${chainPorts.esplora}; sources in ${env.CHAIN_SOURCES_FILE}`,
         );
       }
-      demoWorkers.push({ name: 'demo', args: ['demo', 'run'], env: demoEnv });
+      demoWorkers.push({
+        name: 'demo',
+        args: ['demo', 'run', '--finance-schema', options.financeSchema],
+        env: demoEnv,
+      });
       say(`demo: partner simulator as provider ${demo.providerId} on 127.0.0.1:${demo.simulatorPort}`);
     } finally {
       await pool.end();

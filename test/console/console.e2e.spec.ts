@@ -540,6 +540,45 @@ describe('swap-ledger up with the demo, and the console in Chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'console-close.png'), fullPage: true });
   }, 150_000);
 
+  it("issues the month's referral invoice and the demo partner settles it, on the demo chain where it can", async () => {
+    const settled = await eventually(
+      "the demo partner's invoice settled",
+      async () => {
+        const r = await pool.query<{ invoice_number: string; period: string; outstanding: string }>(
+          `select i.invoice_number, i.period,
+                  (select coalesce(sum((t->>'amount')::numeric), 0) from jsonb_array_elements(i.totals) t)
+                  - coalesce((select -sum(p.amount) from invoice_lines l join ledger_postings p
+                       on p.provider_id = l.provider_id and p.swap_id = l.swap_id and p.currency = l.currency
+                      and p.entry_kind = 'settlement' and p.account = 'referral_fees_receivable'
+                     where l.event_id = i.event_id and l.disputed is null), 0) as outstanding
+             from invoices i where i.provider_id = 'demo-partner'`,
+        );
+        const row = r.rows[0];
+        return row && Number(row.outstanding) === 0 ? row : undefined;
+      },
+      150_000,
+    );
+    // At least one payment made on the demo chain and verified there, as `invoice settle --tx` verifies it.
+    const chainPaid = await pool.query<{ verified: string }>(
+      `select payload->>'verified' as verified from event_journal
+        where event_type = 'InvoiceSettled' and payload->>'method' = 'chain' and outcome = 'applied'`,
+    );
+    expect(chainPaid.rows.length).toBeGreaterThan(0);
+    expect(chainPaid.rows[0]!.verified).toMatch(/^paid \d+ atomic units of \w+ to /);
+    await page.goto(`${consoleUrl}/close/demo-partner/${settled.period}`);
+    await page.locator('#close-invoice').waitFor();
+    expect(await page.locator('#close-invoice h2').textContent()).toContain(settled.invoice_number);
+    const cells = await page.$$eval('#close-invoice table:first-of-type tbody tr', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent!.trim())),
+    );
+    expect(cells.length).toBeGreaterThan(0);
+    for (const [currency, invoiced, paid, outstanding] of cells) {
+      expect(paid, currency).toBe(invoiced);
+      expect(Number(outstanding), currency).toBe(0);
+    }
+    await page.screenshot({ path: join(ARTIFACTS, 'console-close-invoice.png'), fullPage: true });
+  }, 180_000);
+
   // Issue 37's alerts on this same `up` (one demo start for both): after the reads above, before the kill below.
   describePrometheusUnderUp(() => up);
 

@@ -1,4 +1,5 @@
-import { parseOptions, UsageError, runUntilSignal, type Command } from '../command.ts';
+import { financeSchemaOption, parseOptions, UsageError, runUntilSignal, type Command } from '../command.ts';
+import { settleDemoInvoice } from '../../demo/invoice.ts';
 import { createLogger } from '../../observability/log.ts';
 import { demoOptionsFromEnv, startDemo } from '../../demo/run.ts';
 import { startDemoOperators } from '../../demo/operators.ts';
@@ -16,7 +17,8 @@ export const demoRunCommand: Command = {
   summary:
     'the demo partner (simulator) and a stream of demo swaps through the gateway; started by "up" (DEMO_* variables)',
   async run(args, io) {
-    const { positionals } = parseOptions(args, { values: [] });
+    const { values, positionals } = parseOptions(args, { values: ['finance-schema'] });
+    const finance = financeSchemaOption(values['finance-schema']);
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     let options;
     try {
@@ -31,29 +33,32 @@ export const demoRunCommand: Command = {
     const config = loadConfig(process.env, ['DATABASE_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL']);
     const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 2 });
     const appender = await openAppender(config, 'demo-ops', logger);
+    // The sources file `up` wrote for the watcher, read with the demo chains' URLs.
+    const chainAccess =
+      options.chainUrls && config.CHAIN_SOURCES_FILE
+        ? (() => {
+            const sources = loadChainSources(config.CHAIN_SOURCES_FILE);
+            return { sources, clients: chainClients(sources, options.chainUrls) };
+          })()
+        : undefined;
     const operators = startDemoOperators({
       pool,
       append: (e) => appender.append(e),
       providerId: options.providerId,
       simulator: demo.simulator,
       chains: options.chainUrls !== undefined,
-      // The sources file `up` wrote for the watcher, read with the demo chains' URLs.
-      ...(options.chainUrls && config.CHAIN_SOURCES_FILE
-        ? (() => {
-            const sources = loadChainSources(config.CHAIN_SOURCES_FILE);
-            return { chainAccess: { sources, clients: chainClients(sources, options.chainUrls) } };
-          })()
-        : {}),
+      ...(chainAccess ? { chainAccess } : {}),
       logger,
     });
     // The partner's statement of the month, with its honest differences, imported once its swaps are folded.
     const fees = parseReconciliationPolicy(config.RECONCILE ?? {}).fees;
-    let statement: Promise<boolean> = Promise.resolve(false);
-    const statementTimer = setInterval(() => {
-      statement = statement.then(
-        async (done) =>
-          done ||
-          (await importDemoStatement({
+    // Then the month's referral invoice, issued and paid by the partner (on the demo chain where it can).
+    let stage: 'statement' | 'invoice' | 'done' = 'statement';
+    let step: Promise<void> = Promise.resolve();
+    const monthEndTimer = setInterval(() => {
+      step = step.then(async () => {
+        if (stage === 'statement') {
+          const imported = await importDemoStatement({
             pool,
             append: (e) => appender.append(e),
             providerId: options.providerId,
@@ -64,14 +69,31 @@ export const demoRunCommand: Command = {
           }).catch((e: unknown) => {
             logger.warn({ err: e }, "demo partner's statement not imported; tried again");
             return false;
-          })),
-      );
+          });
+          if (imported) stage = 'invoice';
+        } else if (stage === 'invoice') {
+          const settled = await settleDemoInvoice({
+            pool,
+            append: (e) => appender.append(e),
+            providerId: options.providerId,
+            period: new Date().toISOString().slice(0, 7),
+            finance,
+            simulator: demo.simulator,
+            ...(chainAccess ? { chainAccess } : {}),
+            logger,
+          }).catch((e: unknown) => {
+            logger.warn({ err: e }, "demo partner's invoice not settled; tried again");
+            return false;
+          });
+          if (settled) stage = 'done';
+        }
+      });
     }, 10_000);
     return runUntilSignal(
       {
         async stop() {
-          clearInterval(statementTimer);
-          await statement;
+          clearInterval(monthEndTimer);
+          await step;
           await operators.stop();
           await demo.stop();
           await appender.stop();
@@ -90,7 +112,8 @@ export const demoChainCommand: Command = {
   summary:
     'the demo\'s chains: Hardhat\'s EVM node with the demo tokens, and an Esplora server for BTC and LTC; started by "up" (DEMO_EVM_PORT, DEMO_ESPLORA_PORT)',
   async run(args, io) {
-    const { positionals } = parseOptions(args, { values: [] });
+    const { values, positionals } = parseOptions(args, { values: ['finance-schema'] });
+    const finance = financeSchemaOption(values['finance-schema']);
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const evm = Number(process.env.DEMO_EVM_PORT);
     const esplora = Number(process.env.DEMO_ESPLORA_PORT);
