@@ -392,6 +392,20 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
       expect(page.body).toMatch(/paid 100000000000000 atomic units of ETH/);
       const october = await viewer.page('/close/partner-a/2026-10');
       expect(october.body).toContain('supersedes partner-a-2026-10');
+      // And a replay after all of it (both invoices, bank and chain settlements) rebuilds the same state.
+      const result = await replay({
+        databaseUrl: testStack().databaseUrl,
+        kafka: testKafka('invoice-replay-chain'),
+        codec: log.codec,
+        topic: log.topic,
+        liveSchema: projection.schema,
+        logger: createLogger({ level: 'silent' }),
+      });
+      try {
+        expect(result.equal).toBe(true);
+      } finally {
+        await projection.pool.query(`drop schema if exists ${result.schema} cascade`);
+      }
     } finally {
       await chain.stop();
     }
