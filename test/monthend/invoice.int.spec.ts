@@ -5,11 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { createLogger } from '../../src/observability/log.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
-import { replay } from '../../src/ops/replay.ts';
 import { ensureFinanceViews } from '../../src/ledger/finance-views.ts';
 import { statusReported, swapCreated } from '../../src/testing/events.ts';
-import { testKafka, testStack, freshProjection, uniqueName } from '../support/context.ts';
-import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
+import { testStack, freshProjection, uniqueName } from '../support/context.ts';
+import { freshEventLog, projectionConfig, replayIsEqual, waitForProjection } from '../support/event-log.ts';
 import { runCli, runCliInProcess } from '../support/cli.ts';
 import { consoleViewer } from '../support/console.ts';
 import { MetricsRegistry } from '../../src/observability/metrics.ts';
@@ -244,19 +243,7 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
 
   it('a replay rebuilds invoices, their lines and the settlement postings (EQUAL)', async () => {
     await waitForProjection(projection.pool, log.topic);
-    const result = await replay({
-      databaseUrl: testStack().databaseUrl,
-      kafka: testKafka('invoice-replay'),
-      codec: log.codec,
-      topic: log.topic,
-      liveSchema: projection.schema,
-      logger: createLogger({ level: 'silent' }),
-    });
-    try {
-      expect(result.equal).toBe(true);
-    } finally {
-      await projection.pool.query(`drop schema if exists ${result.schema} cascade`);
-    }
+    expect(await replayIsEqual(log, projection, 'invoice-replay')).toBe(true);
   });
 
   it('counts an invoice unpaid past its due date for the overdue alert; a paid one is not counted', async () => {
@@ -393,19 +380,7 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
       const october = await viewer.page('/close/partner-a/2026-10');
       expect(october.body).toContain('supersedes partner-a-2026-10');
       // And a replay after all of it (both invoices, bank and chain settlements) rebuilds the same state.
-      const result = await replay({
-        databaseUrl: testStack().databaseUrl,
-        kafka: testKafka('invoice-replay-chain'),
-        codec: log.codec,
-        topic: log.topic,
-        liveSchema: projection.schema,
-        logger: createLogger({ level: 'silent' }),
-      });
-      try {
-        expect(result.equal).toBe(true);
-      } finally {
-        await projection.pool.query(`drop schema if exists ${result.schema} cascade`);
-      }
+      expect(await replayIsEqual(log, projection, 'invoice-replay-chain')).toBe(true);
     } finally {
       await chain.stop();
     }

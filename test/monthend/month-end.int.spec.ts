@@ -5,10 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { createLogger } from '../../src/observability/log.ts';
 import { startProjector, type RunningProjector } from '../../src/projector/run.ts';
-import { replay } from '../../src/ops/replay.ts';
 import { statusReported, swapCorrected, swapCreated } from '../../src/testing/events.ts';
-import { testKafka, testStack, freshProjection } from '../support/context.ts';
-import { freshEventLog, projectionConfig, waitForProjection } from '../support/event-log.ts';
+import { testStack, freshProjection } from '../support/context.ts';
+import { freshEventLog, projectionConfig, replayIsEqual, waitForProjection } from '../support/event-log.ts';
 import { runCli, runCliInProcess } from '../support/cli.ts';
 import { consoleViewer } from '../support/console.ts';
 import { DEFAULT_STATEMENT_LAYOUT } from '../../src/monthend/layout.ts';
@@ -316,19 +315,7 @@ describe(
 
     it('a replay rebuilds statements, lines and periods (EQUAL)', async () => {
       await waitForProjection(projection.pool, log.topic);
-      const result = await replay({
-        databaseUrl: testStack().databaseUrl,
-        kafka: testKafka('monthend-replay'),
-        codec: log.codec,
-        topic: log.topic,
-        liveSchema: projection.schema,
-        logger: createLogger({ level: 'silent' }),
-      });
-      try {
-        expect(result.equal).toBe(true);
-      } finally {
-        await projection.pool.query(`drop schema if exists ${result.schema} cascade`);
-      }
+      expect(await replayIsEqual(log, projection, 'monthend-replay')).toBe(true);
     });
 
     it('period verify detects a closed posting changed by hand; reopening needs --force and is recorded', async () => {

@@ -122,3 +122,26 @@ export function spawnProjector(opts: {
   );
   return Object.assign(child, { exited, output: () => output });
 }
+
+/**
+ * Replays the log from offset 0 into a fresh schema and says whether it equals the live projection (the
+ * rebuild's schema dropped after), as `swap-ledger replay` does: the guarantee most files end on.
+ */
+export async function replayIsEqual(
+  log: { topic: string; codec: EventCodec },
+  projection: { schema: string; pool: pg.Pool },
+  clientId: string,
+): Promise<boolean> {
+  const { replay } = await import('../../src/ops/replay.ts');
+  const { createLogger } = await import('../../src/observability/log.ts');
+  const result = await replay({
+    databaseUrl: testStack().databaseUrl,
+    kafka: testKafka(clientId),
+    codec: log.codec,
+    topic: log.topic,
+    liveSchema: projection.schema,
+    logger: createLogger({ level: 'silent' }),
+  });
+  await projection.pool.query(`drop schema if exists ${result.schema} cascade`);
+  return result.equal;
+}
