@@ -1,3 +1,4 @@
+import { RequestPacer } from '../work/rate-limit.ts';
 import {
   createPublicClient,
   erc20Abi,
@@ -16,7 +17,6 @@ import {
   depthStatus,
   keepTransfers,
   notFound,
-  RateLimiter,
   refused,
   type ChainClient,
   type TxLookup,
@@ -37,7 +37,7 @@ const TXID = /^0x[0-9a-fA-F]{64}$/;
 
 export class EvmChainClient implements ChainClient {
   private readonly client: PublicClient;
-  private readonly limiter: RateLimiter;
+  private readonly limiter: RequestPacer;
 
   constructor(
     readonly source: ChainSourceDefinition,
@@ -50,7 +50,7 @@ export class EvmChainClient implements ChainClient {
         fetchFn: boundedFetch(source.name, source.maxResponseBytes),
       }),
     });
-    this.limiter = new RateLimiter(source.ratePerSecond);
+    this.limiter = new RequestPacer(source.ratePerSecond);
   }
 
   private async call<T>(what: string, run: () => Promise<T>): Promise<T> {

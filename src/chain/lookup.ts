@@ -72,22 +72,6 @@ export function keepTransfers(
   return { transfers: kept, note: `${all.length - kept.length} of ${all.length} transfers not kept` };
 }
 
-/**
- * Spaces the requests to one source at its configured rate: each call waits its turn (a queue of promises),
- * so a watcher round never bursts past a provider's limit and is never refused for it.
- */
-export class RateLimiter {
-  private next = 0;
-  constructor(private readonly perSecond: number) {}
-
-  async take(): Promise<void> {
-    const now = Date.now();
-    const at = Math.max(now, this.next);
-    this.next = at + 1000 / this.perSecond;
-    if (at > now) await new Promise((r) => setTimeout(r, at - now));
-  }
-}
-
 /** found at the depth needed, pending below it. */
 export const depthStatus = (confirmations: number, c: ChainCurrencyDefinition): ChainObservationStatus =>
   confirmations >= c.confirmations ? 'found' : 'pending';

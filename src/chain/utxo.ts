@@ -1,3 +1,4 @@
+import { RequestPacer } from '../work/rate-limit.ts';
 import { createHash } from 'node:crypto';
 import * as ecc from '@bitcoinerlab/secp256k1';
 import { address, initEccLib, networks, Transaction, type Network } from 'bitcoinjs-lib';
@@ -9,7 +10,6 @@ import {
   depthStatus,
   keepTransfers,
   notFound,
-  RateLimiter,
   refused,
   type ChainClient,
   type TxLookup,
@@ -66,14 +66,14 @@ export function outputAddress(script: Uint8Array, network: Network): string | un
 }
 
 export class EsploraChainClient implements ChainClient {
-  private readonly limiter: RateLimiter;
+  private readonly limiter: RequestPacer;
   private readonly network: Network;
 
   constructor(
     readonly source: ChainSourceDefinition,
     private readonly url: string,
   ) {
-    this.limiter = new RateLimiter(source.ratePerSecond);
+    this.limiter = new RequestPacer(source.ratePerSecond);
     this.network = UTXO_NETWORK[source.network ?? 'bitcoin'];
     this.fetch = boundedFetch(source.name, source.maxResponseBytes);
   }

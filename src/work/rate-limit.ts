@@ -1,5 +1,6 @@
 /**
- * Rate limiting per key (the webhook's per provider, the poller's calls per provider): a token bucket per key
+ * The two ways work keeps to a rate. Refusing (the webhook's per provider, the poller's calls per provider): a
+ * token bucket per key
  * that holds at most `burst` tokens and gains `perSecond` tokens a second; a request takes one token or is
  * refused (the webhook answers 420, partner interface v2, "Limits"). Pure: the clock is injected.
  */
@@ -78,4 +79,25 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
     'x-ratelimit-reset': String(d.reset),
     ...(d.retryAfter !== undefined ? { 'retry-after': String(d.retryAfter) } : {}),
   };
+}
+
+/**
+ * Waiting instead of refusing (the chain watcher's calls to one source): each call waits its turn so requests
+ * are spaced at `perSecond`, and a round never bursts past a source's limit nor is refused for it.
+ */
+export class RequestPacer {
+  private next = 0;
+  constructor(
+    private readonly perSecond: number,
+    private readonly now: () => number = Date.now,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  ) {}
+
+  /** Resolves when this call's turn comes. */
+  async take(): Promise<void> {
+    const now = this.now();
+    const at = Math.max(now, this.next);
+    this.next = at + 1000 / this.perSecond;
+    if (at > now) await this.sleep(at - now);
+  }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, TokenBucket, rateLimitHeaders } from '../../src/work/rate-limit.ts';
+import { RateLimiter, RequestPacer, TokenBucket, rateLimitHeaders } from '../../src/work/rate-limit.ts';
 
 describe('token bucket', () => {
   it('accepts a burst, then refuses until tokens come back at the configured rate', () => {
@@ -64,5 +64,27 @@ describe('rate limiter', () => {
     expect(
       rateLimitHeaders({ allowed: true, limit: 10, remaining: 9, reset: 1, retryAfter: undefined }),
     ).not.toHaveProperty('retry-after');
+  });
+});
+
+describe('the request pacer: a call waits its turn instead of being refused', () => {
+  it('spaces calls at the rate: the first at once, each next 1000/perSecond ms after the one before', async () => {
+    let clock = 10_000;
+    const waits: number[] = [];
+    const pacer = new RequestPacer(
+      4,
+      () => clock,
+      async (ms) => {
+        waits.push(ms);
+      },
+    );
+    await pacer.take();
+    await pacer.take();
+    await pacer.take();
+    expect(waits).toEqual([250, 500]);
+    // After a pause longer than the spacing, the next call goes at once again.
+    clock += 5_000;
+    await pacer.take();
+    expect(waits).toEqual([250, 500]);
   });
 });
