@@ -11,6 +11,7 @@ import type { ChainRole, ChainTransactionObserved, ChainTransfer, SwapEvent } fr
 import type { Logger } from '../observability/log.ts';
 import type { ChainWatchMetrics } from './metrics.ts';
 import type { WorkLeases } from '../db/lease.ts';
+import { DueSchedule } from '../work/schedule.ts';
 
 /**
  * The chain watcher: for every swap with a payin, payout or refund transaction reported (read from the
@@ -163,25 +164,29 @@ export function changed(last: WatchedTransaction['last'], seen: TxLookup, deadli
 
 /** Observations appended in one request, at most, while a source is still being looked at. */
 const APPEND_EVERY = 50;
+/** Looks after which the wait stops doubling (long past the maximum wait at any sensible base). */
+const MAX_LOOKS = 20;
 
 const key = (w: Pick<WatchedTransaction, 'providerId' | 'swapId' | 'role' | 'txid'>) =>
   JSON.stringify([w.providerId, w.swapId, w.role, w.txid]);
 
 export class ChainWatcher {
-  /** When each watched transaction is due again, and how many looks it had: in memory (a restart looks at once). */
-  private readonly due = new Map<string, { at: number; looks: number }>();
+  /**
+   * When each watched transaction is due again, its looks counted as failures: base * 2^looks, up to the
+   * maximum (in memory: a restart looks at once).
+   */
+  private readonly due: DueSchedule;
   private readonly failures = new Map<string, number>();
   private readonly now: () => number;
   private running: Promise<RoundReport> | undefined;
 
   constructor(private readonly options: ChainWatcherOptions) {
     this.now = options.now ?? Date.now;
-  }
-
-  private backoff(looks: number): number {
-    const base = this.options.baseBackoffMs ?? 15_000;
-    const max = this.options.maxBackoffMs ?? 600_000;
-    return Math.min(max, base * 2 ** Math.min(looks, 20));
+    this.due = new DueSchedule({
+      baseMs: 2 * (options.baseBackoffMs ?? 15_000),
+      maxMs: options.maxBackoffMs ?? 600_000,
+      maxExponent: MAX_LOOKS - 1,
+    });
   }
 
   /** One round (joins one under way): every due transaction looked up once, observations appended. */
@@ -208,7 +213,7 @@ export class ChainWatcher {
     );
     options.metrics?.watched.set(watched.length);
     const live = new Set(watched.map(key));
-    for (const k of this.due.keys()) if (!live.has(k)) this.due.delete(k);
+    this.due.retain(live);
     const report: RoundReport = { watched: watched.length, looked: 0, appended: 0, failed: 0 };
     // Sources are looked at side by side (each at its own rate), and each appends what it saw as it goes (every
     // APPEND_EVERY observations and at its end): one slow source holds neither the others nor their events.
@@ -216,7 +221,7 @@ export class ChainWatcher {
       string,
       { w: WatchedTransaction; currency: ChainCurrencyDefinition | undefined }[]
     >();
-    const dueNow = watched.filter((w) => (this.due.get(key(w))?.at ?? 0) <= this.now());
+    const dueNow = watched.filter((w) => this.due.due(key(w), this.now()));
     const leases = options.leases;
     const claimed = leases ? await leases.claim(dueNow.map(key), this.now()) : undefined;
     /** Gives back leases once their observations are appended (or none was made), due again at their backoff. */
@@ -224,7 +229,7 @@ export class ChainWatcher {
       if (!leases || keys.length === 0) return;
       const batch = keys.splice(0);
       await leases
-        .release(batch.map((k) => ({ key: k, nextAtMs: this.due.get(k)?.at ?? this.now() })))
+        .release(batch.map((k) => ({ key: k, nextAtMs: this.due.nextAt(k) || this.now() })))
         .catch((e: unknown) => options.logger.warn({ err: e }, 'chain leases not released; they expire'));
     };
     for (const w of dueNow) {
@@ -244,7 +249,7 @@ export class ChainWatcher {
         // Not appended: looked at again next round, not after the backoff.
         for (const ev of batch) {
           const p = ev.payload as ChainTransactionObserved;
-          this.due.delete(
+          this.due.forget(
             key({ providerId: ev.providerId, swapId: ev.swapId!, role: p.role as 'payin', txid: p.txid }),
           );
         }
@@ -266,7 +271,7 @@ export class ChainWatcher {
             looked.push(key(w));
             // No source for the currency: nothing to look at (the check says "no chain source for …").
             if (!currency) {
-              this.due.set(key(w), { at: this.now() + this.backoff(20), looks: 20 });
+              this.due.failedAsOften(key(w), this.now(), MAX_LOOKS);
               continue;
             }
             const client = options.clients.get(sourceName);
@@ -303,8 +308,7 @@ export class ChainWatcher {
     const source = currency.source;
     const label = sourceLabel(source);
     const k = key(w);
-    const looks = (this.due.get(k)?.looks ?? 0) + 1;
-    this.due.set(k, { at: this.now() + this.backoff(looks), looks });
+    this.due.failed(k, this.now(), 0);
     const started = performance.now();
     let seen: TxLookup;
     report.looked += 1;

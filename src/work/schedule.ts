@@ -1,13 +1,20 @@
 /**
  * When each key (a swap to poll, a transaction to look up) is worked next, in memory (a restarted worker
  * works every key once, then settles): after a success, one interval later; after a failure, an exponential
- * backoff of its own, min(maxMs, baseMs * 2^(failures - 1)), never sooner than the interval. Pure: the clock
- * is passed in.
+ * backoff of its own, min(maxMs, baseMs * 2^min(failures - 1, maxExponent)), never sooner than the interval.
+ * The poller counts failures; the chain watcher counts every look as one (interval 0), so a transaction is
+ * looked at less and less often. Pure: the clock is passed in.
  */
 export class DueSchedule {
   private readonly state = new Map<string, { nextAt: number; failures: number }>();
 
-  constructor(private readonly backoff: { readonly baseMs: number; readonly maxMs: number }) {}
+  constructor(
+    private readonly backoff: {
+      readonly baseMs: number;
+      readonly maxMs: number;
+      readonly maxExponent?: number;
+    },
+  ) {}
 
   due(key: string, nowMs: number): boolean {
     const s = this.state.get(key);
@@ -26,6 +33,16 @@ export class DueSchedule {
     return wait;
   }
 
+  /** Sets the key's count as if it had failed `failures` times, due after that backoff (a key not worth looking at soon). */
+  failedAsOften(key: string, nowMs: number, failures: number): void {
+    this.state.set(key, { nextAt: nowMs + this.backoffMs(failures), failures });
+  }
+
+  /** Forgets one key: it is due at once. */
+  forget(key: string): void {
+    this.state.delete(key);
+  }
+
   /** When the key is due next (0: now, never polled here). */
   nextAt(key: string): number {
     return this.state.get(key)?.nextAt ?? 0;
@@ -38,7 +55,10 @@ export class DueSchedule {
   backoffMs(failures: number): number {
     if (failures <= 0) return 0;
     // 2^30 is far past any cap; bounding the exponent keeps the number finite.
-    return Math.min(this.backoff.maxMs, this.backoff.baseMs * 2 ** Math.min(failures - 1, 30));
+    return Math.min(
+      this.backoff.maxMs,
+      this.backoff.baseMs * 2 ** Math.min(failures - 1, this.backoff.maxExponent ?? 30),
+    );
   }
 
   /** Forgets keys no longer worked (a swap final or no longer listed), so memory stays bounded. */

@@ -44,3 +44,33 @@ describe('DueSchedule', () => {
     expect(s.due('gone', 1)).toBe(true);
   });
 });
+
+describe('the due schedule as the chain watcher counts: every look a failure', () => {
+  // The watcher's wait after its n-th look: base * 2^min(n, 20), up to the maximum.
+  const watcher = (base: number, max: number) =>
+    new DueSchedule({ baseMs: 2 * base, maxMs: max, maxExponent: 19 });
+
+  it('doubles the wait at each look from twice the base, up to the maximum', () => {
+    const s = watcher(15_000, 600_000);
+    const waits = [1, 2, 3, 4, 5, 6].map((n) => s.failed('tx', n * 1_000_000, 0));
+    expect(waits).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, 600_000]);
+    expect(s.failures('tx')).toBe(6);
+  });
+
+  it('stops doubling after 20 looks, whatever the maximum', () => {
+    const s = watcher(1, Number.MAX_SAFE_INTEGER);
+    expect(s.backoffMs(20)).toBe(2 ** 20);
+    expect(s.backoffMs(25)).toBe(2 ** 20);
+  });
+
+  it('sets a key as looked at 20 times (no source for it), and forgets one so it is due at once', () => {
+    const s = watcher(15_000, 600_000);
+    s.failedAsOften('no-source', 1_000, 20);
+    expect(s.due('no-source', 1_000 + 599_999)).toBe(false);
+    expect(s.nextAt('no-source')).toBe(601_000);
+    expect(s.failures('no-source')).toBe(20);
+    s.forget('no-source');
+    expect(s.due('no-source', 0)).toBe(true);
+    expect(s.nextAt('no-source')).toBe(0);
+  });
+});
