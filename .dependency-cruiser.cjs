@@ -14,8 +14,8 @@ const FLOORS = [
   ['ledger', 'events', 'http', 'cases'],
   ['partner', 'monthend'],
   ['providers', 'catalog', 'outbox', 'projector', 'chain'],
-  ['ingest', 'reconciler', 'ops', 'testing', 'chainwatch'],
-  ['gateway', 'poller', 'simulator', 'certify', 'console'],
+  ['ingest', 'reconciler', 'ops', 'testing', 'chainwatch', 'poller'],
+  ['gateway', 'simulator', 'certify', 'console'],
   ['demo'],
   ['supervisor'],
 ];
@@ -27,6 +27,8 @@ const folders = (list) => `^src/(${list.join('|')})/`;
  * The one exception, named: the projection schema's check of the ledger's accounts reads the chart of accounts
  * (src/ledger/accounts.ts, a list of names that imports nothing), so the schema and the posting rules share it.
  */
+/** The outside-facing and scheduled edges (issue 44): each keeps to its own folder. */
+const EDGES = 'ingest/webhook|gateway|poller|chainwatch|console';
 const CHART_OF_ACCOUNTS = '^src/ledger/accounts[.]ts$';
 /**
  * The event catalog's TypeScript declarations (src/events/types.ts, no code) may be read as types from any
@@ -85,6 +87,14 @@ module.exports = {
       to: {
         path: '^src/(db|providers|projector|outbox)/|^src/events/(kafka|producer|produce-rules|open|topics)[.]ts$|^node_modules/(pg|kafkajs|@platformatic/kafka)/',
       },
+    },
+    {
+      name: 'edges-stay-apart',
+      comment:
+        "an edge (the webhook, the gateway, the poller, the chain watcher, the console) never imports another's insides: what two share lives on a floor below both",
+      severity: 'error',
+      from: { path: `^src/(${EDGES})/` },
+      to: { path: `^src/(${EDGES})/`, pathNot: '^src/$1/' },
     },
     { name: 'no-circular', severity: 'error', from: { path: '^src/' }, to: { circular: true } },
     {

@@ -62,6 +62,18 @@ describe('floors (lint)', () => {
     expect(r.out).toContain('no-sideways-from-reconciler');
   });
 
+  it("an edge never imports another edge's insides, even one floor below it: the gateway and the poller", () => {
+    const r = lint({
+      'src/poller/schedule.ts': 'export const due = 1;\n',
+      'src/poller/poller.ts': "import { due } from './schedule.ts';\nexport const p = due;\n",
+      'src/gateway/service.ts': "import { due } from '../poller/schedule.ts';\nexport const s = due;\n",
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.out).toContain('edges-stay-apart: src/gateway/service.ts → src/poller/schedule.ts');
+    // Within its own folder an edge imports freely.
+    expect(r.out).not.toContain('src/poller/poller.ts → src/poller/schedule.ts');
+  });
+
   it("a part's process entry is imported by the CLI only, and the partner client stores nothing", () => {
     const r = lint({
       'src/projector/run.ts': 'export const start = 1;\n',
