@@ -294,8 +294,9 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
         CHAIN_SOURCES_FILE: writeDemoChainSources(mkdtempSync(join(tmpdir(), 'invoice-chain-'))),
         REFERRAL_ADDRESSES: `ETH=${referral}`,
       };
-      const settleTx = (hash: string) =>
-        runCliInProcess(
+      // The command as an operator gives it; the one that posts runs as a process, the refusals in-process.
+      const settleTx = (hash: string, env = chainEnv, run = runCliInProcess) =>
+        run(
           [
             'invoice',
             'settle',
@@ -309,7 +310,7 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
             '--by',
             'bob',
           ],
-          chainEnv,
+          env,
         );
       const before = await settlements();
       // 0.00005 ETH: the chain shows it, but short of the amount claimed; nothing is appended.
@@ -318,42 +319,12 @@ describe('month end: the referral invoice (real stack)', { timeout: 300_000 }, (
       expect(short.stderr).toMatch(
         /not verified: .* pays 50000000000000 atomic units of ETH to 0x0+aa, short of the 100000000000000 expected/,
       );
-      const noAddress = await runCliInProcess(
-        [
-          'invoice',
-          'settle',
-          'partner-a-2026-11',
-          '--amount',
-          '0.0001',
-          '--currency',
-          'ETH',
-          '--tx',
-          '0x1',
-          '--by',
-          'bob',
-        ],
-        { ...chainEnv, REFERRAL_ADDRESSES: '' },
-      );
+      const noAddress = await settleTx('0x1', { ...chainEnv, REFERRAL_ADDRESSES: '' });
       expect(noAddress.code).toBe(2);
       expect(noAddress.stderr).toMatch(/referral address for ETH in REFERRAL_ADDRESSES/);
       // The whole amount: verified (to the address, the asset, at least the amount, confirmed), then posted.
       const hash = (await pay(100_000_000_000_000n))!;
-      const paid = await runCli(
-        [
-          'invoice',
-          'settle',
-          'partner-a-2026-11',
-          '--amount',
-          '0.0001',
-          '--currency',
-          'ETH',
-          '--tx',
-          hash,
-          '--by',
-          'bob',
-        ],
-        chainEnv,
-      );
+      const paid = await settleTx(hash, chainEnv, runCli);
       expect(paid.stderr).toBe('');
       expect(paid.code).toBe(0);
       await waitForProjection(projection.pool, log.topic);
