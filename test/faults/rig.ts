@@ -238,11 +238,7 @@ export async function startRig(label: string, options: { swaps?: number; project
       clearTimeout(webhookTimer);
       for (const p of projectors) {
         if (p.exitCode === null) p.kill('SIGTERM');
-        const timer = hung(
-          'a projector',
-          () => p.kill('SIGKILL'),
-          () => '',
-        );
+        const timer = hung('a projector', () => p.kill('SIGKILL'), p.output);
         codes.push(await p.exited);
         clearTimeout(timer);
       }
