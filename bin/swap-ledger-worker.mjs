@@ -10,8 +10,12 @@ process.on('SIGINT', note);
 const { register } = await import('tsx/esm/api');
 register();
 const { installStopSignal } = await import('../src/lifecycle/stop.ts');
-installStopSignal(early);
+// `up` kills a worker still running 15 s after its SIGTERM: a stuck stop ends itself first.
+installStopSignal(early, { exitAfterMs: 12_000 });
 process.off('SIGTERM', note);
 process.off('SIGINT', note);
 const { runWorker } = await import('../src/cli/worker.ts');
 process.exitCode = await runWorker(process.argv.slice(2));
+// The worker has stopped what it started; a handle a client library left open (a socket of a consumer that
+// left its group without the goodbye) must not keep the process past `up`'s patience.
+setTimeout(() => process.exit(), 2000).unref();

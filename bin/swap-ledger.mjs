@@ -44,7 +44,8 @@ async function run() {
   register();
   if (serving) {
     const { installStopSignal } = await import('../src/lifecycle/stop.ts');
-    installStopSignal(early);
+    // `up` kills a worker still running 15 s after its SIGTERM: a stuck stop ends itself first.
+    installStopSignal(early, { exitAfterMs: 12_000 });
     for (const signal of ['SIGTERM', 'SIGINT']) process.off(signal, note);
   }
   // A closed pipe (`swap-ledger ... | head`) ends the output, not the process with a stack trace.
@@ -54,4 +55,7 @@ async function run() {
   });
   const { main } = await import('../src/cli/main.ts');
   process.exitCode = await main(process.argv.slice(2));
+  // A serving command has stopped what it started; a handle a client library left open (a socket of a
+  // consumer that left its group without the goodbye) must not keep the process past `up`'s patience.
+  if (serving) setTimeout(() => process.exit(), 2000).unref();
 }

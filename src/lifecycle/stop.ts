@@ -11,21 +11,40 @@ type StopSignal = 'SIGTERM' | 'SIGINT';
 let requested: StopSignal | undefined;
 let installed = false;
 let waiters: ((signal: StopSignal) => void)[] = [];
+let exitAfterMs: number | undefined;
+let deadline: NodeJS.Timeout | undefined;
 
 function request(signal: StopSignal): void {
   requested ??= signal;
+  if (exitAfterMs !== undefined && !deadline) {
+    const ms = exitAfterMs;
+    // Every worker is crash-safe by design (Postgres holds the projector's position, a webhook answers 200
+    // only once Kafka has the event, the outbox keeps the gateway's), so a stop stuck on a peer ends here
+    // rather than by `up`'s SIGKILL: said on stderr, and a restart resumes from what is stored.
+    deadline = setTimeout(() => {
+      process.stderr.write(
+        `swap-ledger: still stopping ${ms / 1000} s after ${signal}; exiting without waiting any longer\n`,
+      );
+      process.exit(process.exitCode ?? 0);
+    }, ms).unref();
+  }
   const now = waiters;
   waiters = [];
   for (const w of now) w(requested);
 }
 
-/** Listens for SIGTERM and SIGINT from now on; `early`: a signal noted before this module was loaded. */
-export function installStopSignal(early?: StopSignal): void {
+/**
+ * Listens for SIGTERM and SIGINT from now on; `early`: a signal noted before this module was loaded.
+ * `exitAfterMs`, for a process entry only (bin/): the process ends that long after a stop request if its stop
+ * has not ended it by then.
+ */
+export function installStopSignal(early?: StopSignal, options: { exitAfterMs?: number } = {}): void {
   if (!installed) {
     installed = true;
     process.on('SIGTERM', () => request('SIGTERM'));
     process.on('SIGINT', () => request('SIGINT'));
   }
+  if (options.exitAfterMs !== undefined) exitAfterMs = options.exitAfterMs;
   if (early) request(early);
 }
 
@@ -39,6 +58,28 @@ export function whenStopRequested(): Promise<StopSignal> {
   installStopSignal();
   if (requested) return Promise.resolve(requested);
   return new Promise((resolve) => waiters.push(resolve));
+}
+
+/**
+ * Waits for `work` at most `ms`: true if it settled in time (a rejection counts as settled). A stop step
+ * that can wait on a peer (a consumer leaving its group mid-rebalance) must not outlast the supervisor's
+ * patience, which would end the process by SIGKILL.
+ */
+export async function settledWithin(work: Promise<unknown> | undefined, ms: number): Promise<boolean> {
+  if (!work) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** For tests: forget the request (the listeners stay). */

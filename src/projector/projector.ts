@@ -5,6 +5,7 @@ import { Partitioners } from 'kafkajs';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, PartitionAssigner, Producer } from 'kafkajs';
 import type pg from 'pg';
 import { EventDecodeError, type EventCodec } from '../events/codec.ts';
+import { settledWithin } from '../lifecycle/stop.ts';
 import type { Logger } from '../observability/log.ts';
 import { traceParentOf } from '../observability/tracing.ts';
 import {
@@ -63,6 +64,10 @@ export interface ProjectorOptions {
  * maxBatchEvents, folds beside the fold under way instead of waiting for it.
  */
 const FOLD_LANES = 2;
+
+/** How long a stop waits for the consumer to leave its group, and for the producer to close (`up` waits 15 s). */
+const CONSUMER_LEAVE_MS = 6000;
+const PRODUCER_CLOSE_MS = 2000;
 
 /**
  * Consumer-group member that folds the events topic into Postgres. Postgres, not Kafka, holds the
@@ -201,10 +206,18 @@ export class Projector {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
-    await this.consumer?.disconnect();
-    await this.producer?.disconnect();
+    const { consumer, producer } = this;
     this.consumer = undefined;
     this.producer = undefined;
+    // kafkajs' disconnect can wait on a group that is rebalancing for as long as the rebalance takes (seen:
+    // a member restarted after a SIGKILL never left). Postgres holds the position, so leaving without the
+    // group's goodbye loses nothing: the coordinator moves the partitions after the session timeout.
+    if (!(await settledWithin(consumer?.disconnect(), CONSUMER_LEAVE_MS)))
+      this.options.logger.warn(
+        { waitedMs: CONSUMER_LEAVE_MS },
+        'the consumer did not leave its group in time; stopping without it (the group reassigns its partitions after the session timeout)',
+      );
+    await settledWithin(producer?.disconnect(), PRODUCER_CLOSE_MS);
     this.options.onAssigned?.([]);
   }
 

@@ -2,12 +2,16 @@ import type { Config } from '../config/config.ts';
 import { createPool } from '../db/client.ts';
 import { migrateProjection } from '../db/migrate.ts';
 import { EventCodec, createKafka } from '../events/index.ts';
+import { settledWithin } from '../lifecycle/stop.ts';
 import type { Logger } from '../observability/log.ts';
 import { openOpsListener, type OpsConfig, type OpsListener } from '../observability/listener.ts';
 import { dependencyChecks } from '../ops/health.ts';
 import { MetricsRegistry } from '../observability/metrics.ts';
 import { createProjectorMetrics } from './metrics.ts';
 import { Projector, type ProjectorOptions } from './projector.ts';
+
+/** How long a stop waits for the pool's connections to close. */
+const POOL_CLOSE_MS = 2000;
 
 export interface RunningProjector {
   projector: Projector;
@@ -97,7 +101,9 @@ export async function startProjector(
       await projector.stop();
       await ops?.close();
       await measured.close();
-      await pool.end();
+      // A fold still holding a connection when the consumer left without its goodbye: its transaction
+      // either commits with its checkpoint or rolls back, so the stop need not wait for it long.
+      await settledWithin(pool.end(), POOL_CLOSE_MS);
     },
   };
 }
