@@ -11,6 +11,7 @@ import type { ChainRole, ChainTransactionObserved, ChainTransfer, SwapEvent } fr
 import type { Logger } from '../observability/log.ts';
 import type { ChainWatchMetrics } from './metrics.ts';
 import type { WorkLeases } from '../db/lease.ts';
+import { RoundRunner, type GroupWork, type WorkGroup } from '../work/round.ts';
 import { DueSchedule } from '../work/schedule.ts';
 
 /**
@@ -178,7 +179,7 @@ export class ChainWatcher {
   private readonly due: DueSchedule;
   private readonly failures = new Map<string, number>();
   private readonly now: () => number;
-  private running: Promise<RoundReport> | undefined;
+  private readonly rounds: RoundRunner<RoundReport>;
 
   constructor(private readonly options: ChainWatcherOptions) {
     this.now = options.now ?? Date.now;
@@ -187,17 +188,17 @@ export class ChainWatcher {
       maxMs: options.maxBackoffMs ?? 600_000,
       maxExponent: MAX_LOOKS - 1,
     });
+    this.rounds = new RoundRunner({ leases: options.leases, now: this.now, round: () => this.runRound() });
   }
 
   /** One round (joins one under way): every due transaction looked up once, observations appended. */
   round(): Promise<RoundReport> {
-    this.running ??= this.runRound().finally(() => (this.running = undefined));
-    return this.running;
+    return this.rounds.round();
   }
 
   /** Resolves once the round under way (if any) has ended. */
-  async settled(): Promise<void> {
-    await this.running?.catch(() => undefined);
+  settled(): Promise<void> {
+    return this.rounds.settled();
   }
 
   private async runRound(): Promise<RoundReport> {
@@ -212,90 +213,83 @@ export class ChainWatcher {
       this.now(),
     );
     options.metrics?.watched.set(watched.length);
-    const live = new Set(watched.map(key));
-    this.due.retain(live);
+    this.due.retain(new Set(watched.map(key)));
     const report: RoundReport = { watched: watched.length, looked: 0, appended: 0, failed: 0 };
-    // Sources are looked at side by side (each at its own rate), and each appends what it saw as it goes (every
-    // APPEND_EVERY observations and at its end): one slow source holds neither the others nor their events.
-    const bySource = new Map<
-      string,
-      { w: WatchedTransaction; currency: ChainCurrencyDefinition | undefined }[]
-    >();
-    const dueNow = watched.filter((w) => this.due.due(key(w), this.now()));
-    const leases = options.leases;
-    const claimed = leases ? await leases.claim(dueNow.map(key), this.now()) : undefined;
-    /** Gives back leases once their observations are appended (or none was made), due again at their backoff. */
-    const release = async (keys: string[]) => {
-      if (!leases || keys.length === 0) return;
-      const batch = keys.splice(0);
-      await leases
-        .release(batch.map((k) => ({ key: k, nextAtMs: this.due.nextAt(k) || this.now() })))
-        .catch((e: unknown) => options.logger.warn({ err: e }, 'chain leases not released; they expire'));
-    };
-    for (const w of dueNow) {
-      if (claimed && !claimed.has(key(w))) continue; // another watcher has it
-      const currency = options.sources.currencies.get(w.currency);
-      const group = currency?.source.name ?? '';
+    const bySource = new Map<string, WatchedTransaction[]>();
+    for (const w of watched) {
+      const group = options.sources.currencies.get(w.currency)?.source.name ?? '';
       const list = bySource.get(group) ?? [];
-      list.push({ w, currency });
+      list.push(w);
       bySource.set(group, list);
     }
-    const flush = async (events: SwapEvent[]) => {
-      if (events.length === 0) return;
-      const batch = events.splice(0);
-      try {
-        await options.appender.appendAll(batch);
-      } catch (e) {
-        // Not appended: looked at again next round, not after the backoff.
-        for (const ev of batch) {
-          const p = ev.payload as ChainTransactionObserved;
-          this.due.forget(
-            key({ providerId: ev.providerId, swapId: ev.swapId!, role: p.role as 'payin', txid: p.txid }),
-          );
+    const round = await this.rounds.work(
+      [...bySource].map(([sourceName, items]) => this.source(sourceName, items, report)),
+    );
+    for (const t of round.troubles)
+      if (t.step === 'release')
+        options.logger.warn({ err: t.error }, 'chain leases not released; they expire');
+      else if (t.step === 'prune') options.logger.warn({ err: t.error }, 'chain leases not pruned');
+    const failed = round.troubles.find((t) => t.step === 'claim' || t.step === 'commit');
+    if (failed) throw failed.error;
+    return report;
+  }
+
+  /**
+   * One source's due transactions in a round. Sources are looked at side by side (each at its own rate), and
+   * each appends what it saw as it goes (every APPEND_EVERY observations and at its end), its leases held
+   * until then: one slow source holds neither the others nor their events.
+   */
+  private source(
+    sourceName: string,
+    items: WatchedTransaction[],
+    report: RoundReport,
+  ): WorkGroup<WatchedTransaction, void> {
+    const { options } = this;
+    const events: SwapEvent[] = [];
+    const hands: GroupWork<WatchedTransaction, void> = {
+      // One lookup at a time: the source's pacer spaces them.
+      concurrency: 1,
+      work: async (w) => {
+        const currency = options.sources.currencies.get(w.currency);
+        // No source for the currency: nothing to look at (the check says "no chain source for …").
+        if (!currency) {
+          this.due.failedAsOften(key(w), this.now(), MAX_LOOKS);
+          return;
         }
-        throw e;
-      }
-      report.appended += batch.length;
+        const client = options.clients.get(sourceName);
+        if (!client) return;
+        const event = await this.look(w, currency, client, report);
+        if (event) events.push(event);
+      },
+      commit: async (last) => {
+        if (!last && events.length < APPEND_EVERY) return false;
+        await this.append(events, report);
+        return true;
+      },
+    };
+    return { name: sourceName, lanes: [{ items, key, schedule: this.due }], open: async () => hands };
+  }
+
+  /** Appends the observations made; not appended, they are looked at again next round, not after the backoff. */
+  private async append(events: SwapEvent[], report: RoundReport): Promise<void> {
+    if (events.length === 0) return;
+    const batch = events.splice(0);
+    try {
+      await this.options.appender.appendAll(batch);
+    } catch (e) {
       for (const ev of batch) {
         const p = ev.payload as ChainTransactionObserved;
-        options.metrics?.observations.inc({ role: p.role, status: p.status });
+        this.due.forget(
+          key({ providerId: ev.providerId, swapId: ev.swapId!, role: p.role as 'payin', txid: p.txid }),
+        );
       }
-    };
-    const outcomes = await Promise.allSettled(
-      [...bySource.entries()].map(async ([sourceName, items]) => {
-        const events: SwapEvent[] = [];
-        const held = items.map(({ w }) => key(w));
-        const looked: string[] = [];
-        try {
-          for (const { w, currency } of items) {
-            looked.push(key(w));
-            // No source for the currency: nothing to look at (the check says "no chain source for …").
-            if (!currency) {
-              this.due.failedAsOften(key(w), this.now(), MAX_LOOKS);
-              continue;
-            }
-            const client = options.clients.get(sourceName);
-            if (!client) continue;
-            const event = await this.look(w, currency, client, report);
-            if (event) events.push(event);
-            if (events.length >= APPEND_EVERY) {
-              await flush(events);
-              await release(looked);
-            }
-          }
-          await flush(events);
-        } finally {
-          // Whatever was not appended is due at once (flush forgot its backoff), and so is what was not looked at.
-          await release(held);
-        }
-      }),
-    );
-    await leases
-      ?.prune(this.now() - 86_400_000)
-      .catch((e: unknown) => options.logger.warn({ err: e }, 'chain leases not pruned'));
-    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (failed) throw failed.reason;
-    return report;
+      throw e;
+    }
+    report.appended += batch.length;
+    for (const ev of batch) {
+      const p = ev.payload as ChainTransactionObserved;
+      this.options.metrics?.observations.inc({ role: p.role, status: p.status });
+    }
   }
 
   private async look(

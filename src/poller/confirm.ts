@@ -11,7 +11,7 @@ import {
  * The rules of confirming polls, pure (DESIGN "Status rules"): a swap made final by a webhook is confirmed
  * by GET /status until the partner reports that same final status with every figure the outcome needs,
  * with backoff, up to a deadline. What the poller does with a confirming answer (append, record) is in
- * poller.ts; here only what the answer means and when to ask again.
+ * confirming.ts; here only what the answer means and when to ask again.
  */
 
 /** About 1 min, doubling, capped at 1 h. */
