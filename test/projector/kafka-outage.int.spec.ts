@@ -77,5 +77,6 @@ describe('projector across a Kafka outage (private broker)', () => {
       client.release();
       await admin2.disconnect();
     }
-  });
+    // Its own waits (a broker start twice, 12 s down, up to 30 + 60 s of folding) outlast the default 60 s.
+  }, 180_000);
 });
