@@ -75,10 +75,18 @@ describe('two pollers share the swaps by lease (real stack)', () => {
   /** Every GET /status, by poller: [swap, start, end]. */
   const calls: { poller: string; swapId: string; start: number; end: number }[] = [];
 
+  /** Pollers that have sent a GET /status: the control holds each call until both have, so they meet. */
+  const polling = new Set<string>();
+
   function poller(name: string, providerId: string, clock: { t: number }, leased: boolean) {
     const timed = {
       status: async (swapId: string) => {
         const start = performance.now();
+        polling.add(name);
+        // Without leases, a call waits for the other poller's first (a loaded machine can start one tick
+        // after the other has ended): the control shows that nothing else keeps them apart.
+        for (let waited = 0; !leased && polling.size < 2 && waited < 5000; waited += 10)
+          await new Promise((r) => setTimeout(r, 10));
         // Long enough that two unleased pollers overlap on a swap.
         await new Promise((r) => setTimeout(r, 30));
         try {
@@ -131,6 +139,7 @@ describe('two pollers share the swaps by lease (real stack)', () => {
     const mine = new Set(swaps.slice(before));
     const clock = { t: Date.now() };
     const [a, b] = [poller('a0', providerId, clock, false), poller('b0', providerId, clock, false)];
+    polling.clear();
     await Promise.all([a.tick(), b.tick()]);
     const seen = calls.filter((c) => mine.has(c.swapId));
     expect(seen.length).toBe(24);
