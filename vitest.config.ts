@@ -36,7 +36,11 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 180_000,
           pool: 'forks',
-          maxWorkers: 2,
+          // The files share one module graph per worker (each has its own schema, topic and subjects, and a
+          // file that sets process.env restores it): the sources load once per worker, not once per file.
+          isolate: false,
+          // Three workers on two cores: a third overlaps the files that wait on the broker or a process.
+          maxWorkers: 3,
         },
       },
     ],
