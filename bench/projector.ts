@@ -141,7 +141,7 @@ export async function benchProjector(
     schemas,
     figures: [
       {
-        name: 'projector batched write path',
+        name: `projector batched write path, ${events.length.toLocaleString('en')} events`,
         value: batchedRate,
         unit: 'ev/s',
         reference: { name: 'raw COPY of the same rows', value: copyRate, unit: 'ev/s' },

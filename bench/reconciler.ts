@@ -168,7 +168,7 @@ export async function benchReconciler(
       schemas: [schema],
       figures: [
         {
-          name: 'reconciler: judged and recorded',
+          name: `reconciler: judged and recorded, ${judged.toLocaleString('en')} swaps`,
           value: rate,
           unit: 'swaps/s',
           reference: { name: 'pure checks alone', value: pureRate, unit: 'swaps/s' },
