@@ -84,22 +84,36 @@ export async function startRegistry(
   // Schemas live in Postgres so that ids survive a restart (the in-memory default would reuse them).
   await ensureDatabase(pgTarget.serverUrl, REGISTRY_DATABASE);
   const db = jdbc(pgTarget.serverUrl);
-  startDetached(svc, 'java', [markerArg(instance), '-Xms128m', '-Xmx512m', '-jar', runner], {
-    cwd: registryDir,
-    env: {
-      QUARKUS_HTTP_HOST: '127.0.0.1',
-      QUARKUS_HTTP_PORT: String(port),
-      APICURIO_STORAGE_KIND: 'sql',
-      APICURIO_STORAGE_SQL_KIND: 'postgresql',
-      APICURIO_DATASOURCE_URL: db.url,
-      APICURIO_DATASOURCE_USERNAME: db.user,
-      APICURIO_DATASOURCE_PASSWORD: db.password,
-      // Tests isolate by subject prefix and may clean up after themselves.
-      APICURIO_REST_DELETION_ARTIFACT_ENABLED: 'true',
-      APICURIO_REST_DELETION_ARTIFACT_VERSION_ENABLED: 'true',
-      APICURIO_REST_DELETION_GROUP_ENABLED: 'true',
+  startDetached(
+    svc,
+    'java',
+    [
+      markerArg(instance),
+      '-Xms128m',
+      '-Xmx512m',
+      // A connection idle over a second is checked before use: after a Postgres restart the pool drops its
+      // dead connections at once instead of answering 500 through each of them in turn.
+      '-Dquarkus.datasource.postgresql.jdbc.foreground-validation-interval=1S',
+      '-jar',
+      runner,
+    ],
+    {
+      cwd: registryDir,
+      env: {
+        QUARKUS_HTTP_HOST: '127.0.0.1',
+        QUARKUS_HTTP_PORT: String(port),
+        APICURIO_STORAGE_KIND: 'sql',
+        APICURIO_STORAGE_SQL_KIND: 'postgresql',
+        APICURIO_DATASOURCE_URL: db.url,
+        APICURIO_DATASOURCE_USERNAME: db.user,
+        APICURIO_DATASOURCE_PASSWORD: db.password,
+        // Tests isolate by subject prefix and may clean up after themselves.
+        APICURIO_REST_DELETION_ARTIFACT_ENABLED: 'true',
+        APICURIO_REST_DELETION_ARTIFACT_VERSION_ENABLED: 'true',
+        APICURIO_REST_DELETION_GROUP_ENABLED: 'true',
+      },
     },
-  });
+  );
   await waitUntilReady(svc, () => registryAnswers(url), 120_000);
   log(`Apicurio Registry ${APICURIO_VERSION} ready at ${url} (storage: Postgres ${REGISTRY_DATABASE})`);
   return url;
