@@ -12,11 +12,17 @@ import {
 } from './types.ts';
 import { amountCheck } from './amount-checks.ts';
 import { extraFeeCheck, feeCheck, feeSumCheck } from './fee-checks.ts';
-import { check, classify, MONEY_ON_EXPIRED, neverReported, readText, type Outcome } from './inputs.ts';
+import {
+  check,
+  classify,
+  MONEY_ON_EXPIRED,
+  neverReported,
+  readText,
+  type Outcome,
+  type RuledOutcome,
+} from './inputs.ts';
 import { quoteChecks } from './quote-checks.ts';
 import { chainChecks, refundReusedHash } from './chain-checks.ts';
-
-export { EXPIRED, FINISHED, REFUNDED } from './inputs.ts';
 
 /**
  * The reconciler's pure core: what the partner signed at creation against what it reported at the
@@ -90,7 +96,7 @@ function signatureCheck(inspection: PayloadInspection, createdAt: string): Recon
 
 type Presence = 'present' | 'absent';
 /** What each outcome's evidence is: FINISHED pays out, REFUNDED pays back, EXPIRED moves nothing. */
-const HASH_RULES: Record<'FINISHED' | 'REFUNDED' | 'EXPIRED', Record<ChainRole, Presence | 'n/a'>> = {
+const HASH_RULES: Record<RuledOutcome, Record<ChainRole, Presence | 'n/a'>> = {
   FINISHED: { payin: 'present', payout: 'present', refund: 'n/a' },
   REFUNDED: { payin: 'present', payout: 'absent', refund: 'present' },
   EXPIRED: { payin: 'absent', payout: 'absent', refund: 'absent' },
@@ -103,11 +109,7 @@ const HASH_FIELD = {
 } as const;
 
 /** Why a ruled hash is wrong, in the outcome's words. */
-function hashProblem(
-  which: ChainRole,
-  outcome: 'FINISHED' | 'REFUNDED' | 'EXPIRED',
-  expected: Presence,
-): string {
+function hashProblem(which: ChainRole, outcome: RuledOutcome, expected: Presence): string {
   if (outcome === 'EXPIRED')
     return `${MONEY_ON_EXPIRED}: a ${which === 'payin' ? 'deposit (payin)' : which} transaction reported`;
   if (outcome === 'REFUNDED' && which === 'refund')

@@ -1,5 +1,6 @@
 import { currencyDecimals } from '../money/currencies.ts';
 import { Decimal, DecimalFormatError, formatDecimal, parseNonNegativeDecimal } from '../money/decimal.ts';
+import { EXPIRED, FINISHED, REFUNDED } from '../swap/status.ts';
 import { InexactArithmeticError } from './exact.ts';
 import {
   ReconciliationInputError,
@@ -14,16 +15,13 @@ import {
  */
 
 /** The outcomes the design gives rules for: FINISHED and REFUNDED (final), EXPIRED (closed, or final). */
-export const FINISHED = 'FINISHED';
-export const REFUNDED = 'REFUNDED';
-export const EXPIRED = 'EXPIRED';
-export const RULED_STATUSES: readonly string[] = [FINISHED, REFUNDED, EXPIRED];
+export type RuledOutcome = typeof FINISHED | typeof REFUNDED | typeof EXPIRED;
 
 /**
  * What a swap is judged as. Each ruled outcome has its own evidence (DESIGN "Reconciliation rules"); `open`:
  * nothing has ended, nothing to judge yet; `unruled`: a final status the design gives no rules for.
  */
-export type Outcome = 'FINISHED' | 'REFUNDED' | 'EXPIRED' | 'open' | 'unruled';
+export type Outcome = RuledOutcome | 'open' | 'unruled';
 
 /**
  * FINISHED and REFUNDED count once final; EXPIRED once closed (reopenable) or final (a provider may list it
