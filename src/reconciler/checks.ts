@@ -18,7 +18,10 @@ import {
   MONEY_ON_EXPIRED,
   neverReported,
   readText,
+  HASH_FIELD,
+  TRANSACTIONS_OF,
   type Outcome,
+  type Presence,
   type RuledOutcome,
 } from './inputs.ts';
 import { quoteChecks } from './quote-checks.ts';
@@ -94,20 +97,6 @@ function signatureCheck(inspection: PayloadInspection, createdAt: string): Recon
 
 // ---- transaction hashes ----
 
-type Presence = 'present' | 'absent';
-/** What each outcome's evidence is: FINISHED pays out, REFUNDED pays back, EXPIRED moves nothing. */
-const HASH_RULES: Record<RuledOutcome, Record<ChainRole, Presence | 'n/a'>> = {
-  FINISHED: { payin: 'present', payout: 'present', refund: 'n/a' },
-  REFUNDED: { payin: 'present', payout: 'absent', refund: 'present' },
-  EXPIRED: { payin: 'absent', payout: 'absent', refund: 'absent' },
-};
-
-const HASH_FIELD = {
-  payin: 'payinTransactionId',
-  payout: 'payoutTransactionId',
-  refund: 'refundTransactionId',
-} as const;
-
 /** Why a ruled hash is wrong, in the outcome's words. */
 function hashProblem(which: ChainRole, outcome: RuledOutcome, expected: Presence): string {
   if (outcome === 'EXPIRED')
@@ -132,7 +121,7 @@ function hashCheck(which: ChainRole, input: ReconciliationInput, outcome: Outcom
       actual,
       detail: `no transaction rule for final status ${input.final.status}`,
     });
-  const expected = HASH_RULES[outcome][which];
+  const expected = TRANSACTIONS_OF[outcome][which];
   if (expected === 'n/a')
     return check(name, 'NOT_APPLICABLE', {
       actual,
