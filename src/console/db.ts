@@ -121,7 +121,7 @@ export class ConsoleDb {
           await client.query('rollback to savepoint role');
           this.financeRole = false;
           this.logger.warn(
-            { err: (e as Error).message },
+            { err: e },
             `cannot take role ${FINANCE_ROLE}; finance views are read with the console's own (read-only) login`,
           );
         }

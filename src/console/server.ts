@@ -174,7 +174,7 @@ export async function buildConsoleServer(options: ConsoleServerOptions): Promise
     const pathRule = (request.routeOptions.config as { pathRule?: string }).pathRule;
     if (error.validationContext === 'params' && pathRule)
       return void reply.code(400).type('text/plain').send(pathRule);
-    options.logger.error({ err: error.message, url: request.url.split('?')[0] }, 'console page failed');
+    options.logger.error({ err: error, url: request.url.split('?')[0] }, 'console page failed');
     void reply
       .code(error.statusCode && error.statusCode < 500 ? error.statusCode : 500)
       .type('text/html; charset=utf-8')

@@ -122,7 +122,7 @@ export async function startDemo(options: DemoOptions, logger: Logger): Promise<R
   const make = async (swap: DemoSwap): Promise<void> => {
     const quote = swap.withoutQuote ? undefined : await quoteOf(swap);
     if (quote && quote.status !== 200) {
-      logger.warn({ status: quote.status, error: quote.body.error, swap }, 'demo quote refused');
+      logger.warn({ status: quote.status, refusal: quote.body.error, swap }, 'demo quote refused');
       return;
     }
     if (swap.fault) simulator.injectSwapFaults([swap.fault], { nextSwaps: 1 });
@@ -143,7 +143,7 @@ export async function startDemo(options: DemoOptions, logger: Logger): Promise<R
     const swapId = created.body.swapId;
     if (typeof swapId !== 'string') {
       simulator.clearFaults();
-      logger.warn({ status: created.status, error: created.body.error, swap }, 'demo swap refused');
+      logger.warn({ status: created.status, refusal: created.body.error, swap }, 'demo swap refused');
       return;
     }
     logger.info(
@@ -165,7 +165,7 @@ export async function startDemo(options: DemoOptions, logger: Logger): Promise<R
           if (stopping.signal.aborted) return;
           // The chain down: the step still happens, its hashes random (the watcher then finds nothing).
           simulator.advancePaying(swapId, status).catch((e: Error) => {
-            logger.warn({ swap: swapId, status, err: e.message }, 'demo chain payment failed');
+            logger.warn({ swap: swapId, status, err: e }, 'demo chain payment failed');
             if (!stopping.signal.aborted) simulator.advance(swapId, status);
           });
         },
@@ -211,7 +211,7 @@ export async function startDemo(options: DemoOptions, logger: Logger): Promise<R
       const swap = made < FIRST_WAVE.length ? FIRST_WAVE[made]! : nextDemoSwap(random);
       const makeIt = () =>
         make(swap).catch((e: Error) => {
-          if (!stopping.signal.aborted) logger.warn({ err: e.message }, 'demo swap failed');
+          if (!stopping.signal.aborted) logger.warn({ err: e }, 'demo swap failed');
         });
       // A swap reporting the transfer made ahead is created past the clock allowance (and a second of the
       // block time's rounding) after it, without holding up the others.

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the whole event catalog's declarations in one file, field for field beside
+// schemas/events/*.avsc, so a change to an event is made and reviewed against its schema in one place.
 /**
  * The event catalog in TypeScript, mirroring schemas/events/*.avsc. Amounts and fees are decimal
  * strings, atomic units are decimal strings of integers, times are ISO-8601 UTC strings.

@@ -70,10 +70,7 @@ export async function askQuote(
       ],
       'QuoteRejected',
     );
-    logger.info(
-      { provider: body.providerId, quoteRef, partnerError: f.message },
-      'quote refused by the partner',
-    );
+    logger.info({ provider: body.providerId, quoteRef, err: e }, 'quote refused by the partner');
     return { ...f.answer, body: { ...f.answer.body, quoteRef } };
   }
   const terms = quoteTerms(quoteRef, body, q);

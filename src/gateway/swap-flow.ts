@@ -243,10 +243,7 @@ export class SwapFlow {
         ],
         'SwapCreationFailed',
       );
-      logger.warn(
-        { provider: providerId, requestId, kind: f.kind, partnerError: f.message },
-        'swap not created',
-      );
+      logger.warn({ provider: providerId, requestId, kind: f.kind, err: e }, 'swap not created');
       return { ...f.answer, body: { ...f.answer.body, requestId } };
     }
 

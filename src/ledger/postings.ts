@@ -1,5 +1,6 @@
 import { Decimal, formatDecimal, isDecimalText } from '../money/decimal.ts';
 import type { projection } from '../db/client.ts';
+import { FINISHED, REFUNDED } from '../swap/status.ts';
 import type { Account, EntryKind } from './accounts.ts';
 
 /**
@@ -34,10 +35,6 @@ export interface Leg {
   currency: string;
   amount: Decimal;
 }
-
-export const FINISHED = 'FINISHED';
-export const REFUNDED = 'REFUNDED';
-export const EXPIRED = 'EXPIRED';
 
 /** A known, non-zero amount; empty, missing or non-decimal text is unknown (nothing is guessed). */
 function known(text: string | null): Decimal | undefined {

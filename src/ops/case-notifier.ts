@@ -160,6 +160,7 @@ export class CaseNotifier {
   private async deliver(row: Awaited<ReturnType<CaseNotifier['due']>>[number]): Promise<boolean> {
     const key = [row.provider_id, row.swap_id, row.opening, row.kind];
     let error: string | undefined;
+    let thrown: unknown;
     try {
       const res = await fetch(this.options.url, {
         method: 'POST',
@@ -171,6 +172,7 @@ export class CaseNotifier {
       await res.body?.cancel();
       if (!res.ok) error = `HTTP ${res.status}`;
     } catch (e) {
+      thrown = e;
       error = (e as Error).message;
     }
     if (error === undefined) {
@@ -190,7 +192,14 @@ export class CaseNotifier {
     );
     this.counted?.inc({ outcome: 'failed' });
     this.options.logger.warn(
-      { provider: row.provider_id, swapId: row.swap_id, kind: row.kind, attempts, error },
+      {
+        provider: row.provider_id,
+        swapId: row.swap_id,
+        kind: row.kind,
+        attempts,
+        // What threw, as pino's err (its stack); an endpoint's refusal is its HTTP status.
+        ...(thrown === undefined ? { answer: error } : { err: thrown }),
+      },
       'case notification not delivered; tried again after a backoff',
     );
     return false;

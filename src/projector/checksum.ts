@@ -12,8 +12,7 @@ import { assertIdentifier } from '../db/client.ts';
  * `numeric` goes in as its text, so a scale counts (1.5 is not 1.50); a `jsonb` document hashes by
  * value, its numbers by numeric equality, which equals its text here: every document is written by
  * JSON.stringify, whose number text is canonical. The previous digest, an MD5 of each row printed as
- * text, spent its time printing (timestamps, uuids, jsonb): 4.6 s of a 23 s replay of 300k events,
- * 14.4 s of 79 s at 1M; this one took 1.2 s of the same 300k.
+ * text, spent its time printing (timestamps, uuids, jsonb; docs/benchmarks.md, "Where the time goes").
  * `exclude` names columns that are not state (a message's trace context): a replay equals live state
  * whatever the headers said.
  */

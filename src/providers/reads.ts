@@ -236,7 +236,10 @@ export async function checkCredentials(db: Db, logger: Logger, env: NodeJS.Proce
       resolveHeaders(row.id, row.auth_headers, env);
     } catch (e) {
       problems.push((e as Error).message);
-      logger.error({ provider: row.id }, `${(e as Error).message}: its partner calls will fail`);
+      logger.error(
+        { provider: row.id, err: e },
+        'its auth headers cannot be resolved: its partner calls will fail',
+      );
     }
   }
   return problems;

@@ -1,8 +1,9 @@
-// Over 400 lines: the four chain checks share the signed side, the atomic reading and the observation
-// lookup; apart, each of those would be exported for one caller.
+// Over 400 lines: the four chain checks share the outcome and role tables, the signed side, the atomic
+// reading and the observation lookup; apart, each of those would be exported for one caller.
 import type { ChainRole, ChainTransfer } from '../events/types.ts';
+import type { DecodedSwapPayload } from '../payload/index.ts';
 import { sameAddress } from '../swap/chain-transfer.ts';
-import { check, type Outcome } from './inputs.ts';
+import { check, HASH_FIELD, TRANSACTIONS_OF, type Outcome, type RuledOutcome } from './inputs.ts';
 import { DEFAULT_CHAIN_POLICY, type ChainPolicy } from './policy.ts';
 import type {
   ChainEvidence,
@@ -10,6 +11,7 @@ import type {
   FinalReport,
   ReconciledCheck,
   ReconciliationInput,
+  SwapCreationFacts,
 } from './types.ts';
 
 export { sameAddress };
@@ -38,19 +40,110 @@ export { sameAddress };
  * NOT_APPLICABLE where the outcome has no such transaction (EXPIRED, a FINISHED swap's refund…).
  */
 
-const HASH_FIELD = {
-  payin: 'payinTransactionId',
-  payout: 'payoutTransactionId',
-  refund: 'refundTransactionId',
-} as const satisfies Record<ChainRole, keyof FinalReport>;
-
 const ROLES: readonly ChainRole[] = ['payin', 'payout', 'refund'];
 
-/** Which roles each outcome has a transaction for. */
-const ROLES_OF: Record<'FINISHED' | 'REFUNDED', readonly ChainRole[]> = {
-  FINISHED: ['payin', 'payout'],
-  REFUNDED: ['payin', 'refund'],
+/** The roles of the transactions a ruled outcome has (TRANSACTIONS_OF, which the hash checks read too). */
+const present = (outcome: RuledOutcome) => ROLES.filter((r) => TRANSACTIONS_OF[outcome][r] === 'present');
+
+/**
+ * What each outcome has on a chain: the roles of its transactions and whether it pays a payout network fee.
+ * One with no transaction says why (`none`) in each of its role's checks.
+ */
+const CHAIN_RULES: Record<
+  Outcome,
+  { roles: readonly ChainRole[]; networkFee?: true; none?: (input: ReconciliationInput) => string }
+> = {
+  FINISHED: { roles: present('FINISHED'), networkFee: true },
+  REFUNDED: { roles: present('REFUNDED') },
+  EXPIRED: {
+    roles: present('EXPIRED'),
+    none: () => 'an expired swap moves no money: nothing to look up on a chain',
+  },
+  open: { roles: [], none: () => 'the swap has not ended: its transactions are judged when it does' },
+  unruled: { roles: [], none: (input) => `no chain rule for final status ${input.final.status}` },
 };
+
+/** The side of the swap a role's transfers pay. */
+type Side = { currency: string; address: string; extraId: string | null };
+/** The amount a role's transfers are held to, atomic; undefined (the text says why) where nothing holds it. */
+type Floor = { floor: bigint | undefined; floorText: string } | { unreadable: string };
+const NO_SIGNED_AMOUNT: Floor = {
+  floor: undefined,
+  floorText: 'no signed source amount: only the address and the asset are checked',
+};
+
+/**
+ * What differs between the roles, so that one check takes the same steps for each: the side it pays (currency,
+ * address, extra id), the amount its transfers are held to (atomic units at `decimals`) and the words of a
+ * payment short of it, and the refund's own rule.
+ */
+const ROLE_RULES: Record<
+  ChainRole,
+  {
+    side: (creation: SwapCreationFacts, decoded: DecodedSwapPayload | undefined) => Side;
+    floor: (input: ReconciliationInput, currency: string, decimals: number, policy: ChainPolicy) => Floor;
+    short: (short: string, floorText: string) => string;
+    reused?: (final: FinalReport) => 'payin' | 'payout' | undefined;
+  }
+> = {
+  payin: {
+    side: ({ request, payinAddress }, decoded) => ({
+      currency: decoded?.currency_from || request.payloadCurrencyFrom,
+      address: decoded?.payin_address || payinAddress,
+      extraId: decoded?.payin_extra_id || null,
+    }),
+    floor: (input) => {
+      const signed = input.inspection.decoded?.amount_to_provider;
+      return signed === undefined ? NO_SIGNED_AMOUNT : { floor: signed, floorText: '' };
+    },
+    short: (short) =>
+      `short payin: the user sent ${short} atomic units less than the signed source amount (the user's shortfall, not the partner's)`,
+  },
+  payout: {
+    side: ({ request }, decoded) => ({
+      currency: decoded?.currency_to || request.payloadCurrencyTo,
+      address: decoded?.payout_address || request.payoutAddress,
+      extraId: decoded?.payout_extra_id || request.payoutAddressExtraId || null,
+    }),
+    floor: (input, _currency, decimals) => {
+      const reported = input.final.amount;
+      if (blank(reported))
+        return {
+          floor: undefined,
+          floorText: 'no reported amount: only the address and the asset are checked',
+        };
+      const a = atomicOf(reported, decimals);
+      return typeof a === 'string' ? { unreadable: a } : { floor: a, floorText: '' };
+    },
+    short: (short) => `the payout pays ${short} atomic units less than the partner reported`,
+  },
+  refund: {
+    side: ({ request }, decoded) => ({
+      currency: decoded?.currency_from || request.payloadCurrencyFrom,
+      address: decoded?.refund_address || request.refundAddress,
+      extraId: decoded?.refund_extra_id || request.refundAddressExtraId || null,
+    }),
+    // A refund gives the payin back: it is held to the signed source amount, less its allowance.
+    floor: (input, currency, decimals, policy) => {
+      const signed = input.inspection.decoded?.amount_to_provider;
+      if (signed === undefined) return NO_SIGNED_AMOUNT;
+      const allowance = policy.refundFeeAllowance[currency.toUpperCase()];
+      const a =
+        allowance === undefined ? 0n : atomicOf(allowance.toFixed(), decimals, 'the refund fee allowance');
+      if (typeof a === 'string') return { unreadable: a };
+      return {
+        floor: signed > a ? signed - a : 0n,
+        floorText: `the signed payin ${signed} less the refund network-fee allowance ${a}`,
+      };
+    },
+    short: (short, floorText) => `short refund: the refund pays ${short} atomic units less than ${floorText}`,
+    reused: refundReusedHash,
+  },
+};
+
+/** A role's side as signed (or as asked for, where the payload does not decode). */
+const sideOf = (input: ReconciliationInput, role: ChainRole): Side =>
+  ROLE_RULES[role].side(input.creation, input.inspection.decoded);
 
 const sameHash = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 
@@ -66,42 +159,6 @@ export function refundReusedHash(final: FinalReport): 'payin' | 'payout' | undef
     if (other && other.trim() !== '' && sameHash(refund, other)) return role;
   }
   return undefined;
-}
-
-/** The signed side of the swap for a role: its currency, address, extra id and amount (atomic, if signed). */
-function signedSide(input: ReconciliationInput, role: ChainRole) {
-  const { request, payinAddress } = input.creation;
-  const decoded = input.inspection.decoded;
-  const signed = decoded !== undefined;
-  const from = decoded?.currency_from || request.payloadCurrencyFrom;
-  const to = decoded?.currency_to || request.payloadCurrencyTo;
-  switch (role) {
-    case 'payin':
-      return {
-        currency: from,
-        address: decoded?.payin_address || payinAddress,
-        extraId: decoded?.payin_extra_id || null,
-        amount: decoded ? decoded.amount_to_provider : undefined,
-        signed,
-      };
-    case 'payout':
-      return {
-        currency: to,
-        address: decoded?.payout_address || request.payoutAddress,
-        extraId: decoded?.payout_extra_id || request.payoutAddressExtraId || null,
-        amount: undefined,
-        signed,
-      };
-    case 'refund':
-      return {
-        currency: from,
-        address: decoded?.refund_address || request.refundAddress,
-        extraId: decoded?.refund_extra_id || request.refundAddressExtraId || null,
-        // A refund gives the payin back: it is held to the signed source amount (less its allowance).
-        amount: decoded ? decoded.amount_to_provider : undefined,
-        signed,
-      };
-  }
 }
 
 /** Atomic units of a decimal amount at `decimals`, or why not (a fraction finer than the unit: no rounding). */
@@ -132,62 +189,26 @@ function seen(o: ChainObservation): string {
 const blank = (v: string | null | undefined): v is null | undefined =>
   v === null || v === undefined || v.trim() === '';
 
-/**
- * The amount a role's transfers are held to, in atomic units at `decimals`: the payout, what the partner
- * reported; the payin, what was signed; the refund, the signed payin less the currency's refund network-fee
- * allowance. No floor where there is nothing to hold it to (only the address and the asset are checked then).
- */
-function floorOf(
-  input: ReconciliationInput,
-  role: ChainRole,
-  side: ReturnType<typeof signedSide>,
-  decimals: number,
-  policy: ChainPolicy,
-): { floor: bigint | undefined; floorText: string } | { unreadable: string } {
-  if (role === 'payout') {
-    const reported = input.final.amount;
-    if (blank(reported))
-      return {
-        floor: undefined,
-        floorText: 'no reported amount: only the address and the asset are checked',
-      };
-    const a = atomicOf(reported, decimals);
-    return typeof a === 'string' ? { unreadable: a } : { floor: a, floorText: '' };
-  }
-  if (side.amount === undefined)
-    return {
-      floor: undefined,
-      floorText: 'no signed source amount: only the address and the asset are checked',
-    };
-  if (role === 'payin') return { floor: side.amount, floorText: '' };
-  const allowance = policy.refundFeeAllowance[side.currency.toUpperCase()];
-  const a =
-    allowance === undefined ? 0n : atomicOf(allowance.toFixed(), decimals, 'the refund fee allowance');
-  if (typeof a === 'string') return { unreadable: a };
-  return {
-    floor: side.amount > a ? side.amount - a : 0n,
-    floorText: `the signed payin ${side.amount} less the refund network-fee allowance ${a}`,
-  };
-}
-
-/** One role's check, for an outcome that has a transaction of that role. */
+/** One role's check, for an outcome that has a transaction of that role: the same steps for each role. */
 function chainCheck(input: ReconciliationInput, role: ChainRole, policy: ChainPolicy): ReconciledCheck {
   const name = `chain.${role}`;
   const chain = input.chain!;
-  const side = signedSide(input, role);
+  const rules = ROLE_RULES[role];
+  const side = sideOf(input, role);
   const txid = input.final[HASH_FIELD[role]];
   const memoNote =
     side.extraId || chain.memos?.includes(side.currency)
       ? `; the extra id (memo${side.extraId ? ` ${side.extraId}` : ''}) could not be seen on the chain: not checked`
       : '';
-  const addressNote = side.signed
-    ? ''
-    : ' (the payload does not decode: the address asked for, not a signed one)';
+  const addressNote =
+    input.inspection.decoded !== undefined
+      ? ''
+      : ' (the payload does not decode: the address asked for, not a signed one)';
   if (blank(txid))
     return check(name, 'UNVERIFIABLE', {
       detail: `no ${role} transaction reported: nothing to look up (hash.${role} judges its absence)`,
     });
-  const reused = role === 'refund' ? refundReusedHash(input.final) : undefined;
+  const reused = rules.reused?.(input.final);
   if (reused)
     return check(name, 'MISMATCH', {
       expected: `a refund transaction to ${side.address}`,
@@ -258,7 +279,7 @@ function chainCheck(input: ReconciliationInput, role: ChainRole, policy: ChainPo
   const toAddress = o.transfers.filter((t) => sameAddress(o.family, t.recipient, side.address));
   const inAsset = toAddress.filter((t) => t.asset === o.asset);
   const paid = sum(inAsset);
-  const held = floorOf(input, role, side, o.decimals, policy);
+  const held = rules.floor(input, side.currency, o.decimals, policy);
   if ('unreadable' in held)
     return check(name, 'UNVERIFIABLE', {
       expected: expected(),
@@ -298,12 +319,7 @@ function chainCheck(input: ReconciliationInput, role: ChainRole, policy: ChainPo
       expected: exp,
       actual,
       delta: `-${short}`,
-      detail:
-        role === 'payin'
-          ? `short payin: the user sent ${short} atomic units less than the signed source amount (the user's shortfall, not the partner's)${memoNote}`
-          : role === 'refund'
-            ? `short refund: the refund pays ${short} atomic units less than ${floorText}${memoNote}`
-            : `the payout pays ${short} atomic units less than the partner reported${memoNote}`,
+      detail: `${rules.short(short, floorText)}${memoNote}`,
     });
   }
   if (o.status === 'pending' || o.confirmations < o.requiredConfirmations)
@@ -331,12 +347,10 @@ function chainCheck(input: ReconciliationInput, role: ChainRole, policy: ChainPo
  * would depend on how the share rounds (the reported fee is the share rounded up) is UNVERIFIABLE.
  * Directional: a reported fee above the share is the user's disfavour (MISMATCH); below it, the partner's.
  */
-function networkFeeCheck(input: ReconciliationInput, outcome: Outcome): ReconciledCheck {
+function networkFeeCheck(input: ReconciliationInput): ReconciledCheck {
   const name = 'chain.network_fee';
-  if (outcome !== 'FINISHED')
-    return check(name, 'NOT_APPLICABLE', { detail: 'only a finished swap pays a payout network fee' });
   const chain = input.chain!;
-  const side = signedSide(input, 'payout');
+  const side = sideOf(input, 'payout');
   const txid = input.final.payoutTransactionId;
   if (blank(txid)) return check(name, 'UNVERIFIABLE', { detail: 'no payout transaction reported' });
   if (!chain.sourced.includes(side.currency))
@@ -393,16 +407,6 @@ function networkFeeCheck(input: ReconciliationInput, outcome: Outcome): Reconcil
   });
 }
 
-/** Why a role has no chain check for the outcome, or undefined when it has one. */
-function notApplicable(input: ReconciliationInput, outcome: Outcome, role: ChainRole): string | undefined {
-  if (outcome === 'EXPIRED') return 'an expired swap moves no money: nothing to look up on a chain';
-  if (outcome === 'open') return 'the swap has not ended: its transactions are judged when it does';
-  if (outcome !== 'FINISHED' && outcome !== 'REFUNDED')
-    return `no chain rule for final status ${input.final.status}`;
-  if (!ROLES_OF[outcome].includes(role)) return `a ${outcome} swap has no ${role} transaction`;
-  return undefined;
-}
-
 /**
  * The chain checks of a swap, in this order: chain.payin, chain.payout, chain.refund, chain.network_fee. None
  * without evidence (no chain source configured at all).
@@ -413,13 +417,19 @@ export function chainChecks(
   policy: ChainPolicy = DEFAULT_CHAIN_POLICY,
 ): ReconciledCheck[] {
   if (!input.chain) return [];
+  const rules = CHAIN_RULES[outcome];
+  const notApplicable = (name: string, detail: string) => check(name, 'NOT_APPLICABLE', { detail });
   return [
-    ...ROLES.map((role) => {
-      const why = notApplicable(input, outcome, role);
-      return why === undefined
+    ...ROLES.map((role) =>
+      rules.roles.includes(role)
         ? chainCheck(input, role, policy)
-        : check(`chain.${role}`, 'NOT_APPLICABLE', { detail: why });
-    }),
-    networkFeeCheck(input, outcome),
+        : notApplicable(
+            `chain.${role}`,
+            rules.none?.(input) ?? `a ${outcome} swap has no ${role} transaction`,
+          ),
+    ),
+    rules.networkFee
+      ? networkFeeCheck(input)
+      : notApplicable('chain.network_fee', 'only a finished swap pays a payout network fee'),
   ];
 }

@@ -12,11 +12,20 @@ import {
 } from './types.ts';
 import { amountCheck } from './amount-checks.ts';
 import { extraFeeCheck, feeCheck, feeSumCheck } from './fee-checks.ts';
-import { check, classify, MONEY_ON_EXPIRED, neverReported, readText, type Outcome } from './inputs.ts';
+import {
+  check,
+  classify,
+  MONEY_ON_EXPIRED,
+  neverReported,
+  readText,
+  HASH_FIELD,
+  TRANSACTIONS_OF,
+  type Outcome,
+  type Presence,
+  type RuledOutcome,
+} from './inputs.ts';
 import { quoteChecks } from './quote-checks.ts';
 import { chainChecks, refundReusedHash } from './chain-checks.ts';
-
-export { EXPIRED, FINISHED, REFUNDED } from './inputs.ts';
 
 /**
  * The reconciler's pure core: what the partner signed at creation against what it reported at the
@@ -88,26 +97,8 @@ function signatureCheck(inspection: PayloadInspection, createdAt: string): Recon
 
 // ---- transaction hashes ----
 
-type Presence = 'present' | 'absent';
-/** What each outcome's evidence is: FINISHED pays out, REFUNDED pays back, EXPIRED moves nothing. */
-const HASH_RULES: Record<'FINISHED' | 'REFUNDED' | 'EXPIRED', Record<ChainRole, Presence | 'n/a'>> = {
-  FINISHED: { payin: 'present', payout: 'present', refund: 'n/a' },
-  REFUNDED: { payin: 'present', payout: 'absent', refund: 'present' },
-  EXPIRED: { payin: 'absent', payout: 'absent', refund: 'absent' },
-};
-
-const HASH_FIELD = {
-  payin: 'payinTransactionId',
-  payout: 'payoutTransactionId',
-  refund: 'refundTransactionId',
-} as const;
-
 /** Why a ruled hash is wrong, in the outcome's words. */
-function hashProblem(
-  which: ChainRole,
-  outcome: 'FINISHED' | 'REFUNDED' | 'EXPIRED',
-  expected: Presence,
-): string {
+function hashProblem(which: ChainRole, outcome: RuledOutcome, expected: Presence): string {
   if (outcome === 'EXPIRED')
     return `${MONEY_ON_EXPIRED}: a ${which === 'payin' ? 'deposit (payin)' : which} transaction reported`;
   if (outcome === 'REFUNDED' && which === 'refund')
@@ -130,7 +121,7 @@ function hashCheck(which: ChainRole, input: ReconciliationInput, outcome: Outcom
       actual,
       detail: `no transaction rule for final status ${input.final.status}`,
     });
-  const expected = HASH_RULES[outcome][which];
+  const expected = TRANSACTIONS_OF[outcome][which];
   if (expected === 'n/a')
     return check(name, 'NOT_APPLICABLE', {
       actual,

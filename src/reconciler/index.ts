@@ -16,7 +16,7 @@ export {
   type AmountText,
   type StatusConflict,
 } from './types.ts';
-export { reconcileSwap, toSwapReconciled, FINISHED, REFUNDED, EXPIRED } from './checks.ts';
+export { reconcileSwap, toSwapReconciled } from './checks.ts';
 export {
   DEFAULT_RECONCILIATION_POLICY,
   EXACT_FEE,

@@ -1,9 +1,12 @@
 import { currencyDecimals } from '../money/currencies.ts';
 import { Decimal, DecimalFormatError, formatDecimal, parseNonNegativeDecimal } from '../money/decimal.ts';
+import { EXPIRED, FINISHED, REFUNDED } from '../swap/status.ts';
 import { InexactArithmeticError } from './exact.ts';
+import type { ChainRole } from '../events/types.ts';
 import {
   ReconciliationInputError,
   type CheckVerdict,
+  type FinalReport,
   type ReconciledCheck,
   type ReconciliationInput,
 } from './types.ts';
@@ -14,16 +17,31 @@ import {
  */
 
 /** The outcomes the design gives rules for: FINISHED and REFUNDED (final), EXPIRED (closed, or final). */
-export const FINISHED = 'FINISHED';
-export const REFUNDED = 'REFUNDED';
-export const EXPIRED = 'EXPIRED';
-export const RULED_STATUSES: readonly string[] = [FINISHED, REFUNDED, EXPIRED];
+export type RuledOutcome = typeof FINISHED | typeof REFUNDED | typeof EXPIRED;
 
 /**
  * What a swap is judged as. Each ruled outcome has its own evidence (DESIGN "Reconciliation rules"); `open`:
  * nothing has ended, nothing to judge yet; `unruled`: a final status the design gives no rules for.
  */
-export type Outcome = 'FINISHED' | 'REFUNDED' | 'EXPIRED' | 'open' | 'unruled';
+export type Outcome = RuledOutcome | 'open' | 'unruled';
+
+/** The report's field naming each role's transaction. */
+export const HASH_FIELD = {
+  payin: 'payinTransactionId',
+  payout: 'payoutTransactionId',
+  refund: 'refundTransactionId',
+} as const satisfies Record<ChainRole, keyof FinalReport>;
+
+export type Presence = 'present' | 'absent';
+/**
+ * Which transactions each ruled outcome has: FINISHED pays out, REFUNDED pays back, EXPIRED moves nothing
+ * (n/a: a FINISHED swap's refund, not judged). The hash checks and the chain checks both read it.
+ */
+export const TRANSACTIONS_OF: Record<RuledOutcome, Record<ChainRole, Presence | 'n/a'>> = {
+  FINISHED: { payin: 'present', payout: 'present', refund: 'n/a' },
+  REFUNDED: { payin: 'present', payout: 'absent', refund: 'present' },
+  EXPIRED: { payin: 'absent', payout: 'absent', refund: 'absent' },
+};
 
 /**
  * FINISHED and REFUNDED count once final; EXPIRED once closed (reopenable) or final (a provider may list it

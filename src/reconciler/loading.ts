@@ -20,8 +20,6 @@ export interface LoadedSwap extends SwapToJudge {
   readonly finalAtMs: number | null;
 }
 
-export { perSwapLookup } from './per-swap-lookup.ts';
-
 /**
  * What the checks of several swaps read, in three queries whatever their number (the swaps rows, their
  * applied SwapCreated, their status conflicts) and one read of each provider's keys: a swap that cannot
@@ -104,9 +102,8 @@ export async function loadSwaps(
     keys,
   );
   const neverOf = byRef(never.rows);
-  // What the chain watcher saw of the swaps' transactions (chain_observations), where sources are configured.
-  const chainOf =
-    chainSources === NO_CHAIN_SOURCES ? undefined : await loadChainEvidence(projection, refs, chainSources);
+  // What the chain watcher saw of the swaps' transactions (chain_observations); none without a chain source.
+  const chainOf = await loadChainEvidence(projection, refs, chainSources);
   const loaded = new Map<string, LoadedSwap | ReconcileError>();
   for (const ref of refs) {
     const k = formatSwapRef(ref);
@@ -132,7 +129,7 @@ export async function loadSwaps(
         })),
         setup: setup && { payloadKeys: setup.payloadKeys, defaultSlippage: setup.defaultSlippage },
         neverReported: neverOf.get(k)?.[0]?.missing ?? [],
-        ...(chainOf?.get(k) ? { chain: chainOf.get(k) } : {}),
+        ...(chainOf.has(k) ? { chain: chainOf.get(k) } : {}),
       });
   }
   return loaded;

@@ -1,6 +1,6 @@
 import type { StatusReported } from '../events/types.ts';
 import { Decimal, isDecimalText } from '../money/decimal.ts';
-import type { MappedStatus, StatusClass } from './status.ts';
+import { STATUS_CLASSES, type MappedStatus, type StatusClass } from './status.ts';
 
 /**
  * What a partner's status report changes on a swap: the one rule, used by the fold (which applies it) and
@@ -64,9 +64,7 @@ export function reportValuesOfRow(row: ReportColumns): ReportValues {
 
 /** The class the ingest decided; events from before classes existed carry only `final`. */
 export function reportClass(p: Pick<StatusReported, 'statusClass' | 'final'>): StatusClass {
-  if (p.statusClass === 'open' || p.statusClass === 'closed' || p.statusClass === 'final')
-    return p.statusClass;
-  return p.final ? 'final' : 'open';
+  return STATUS_CLASSES.find((c) => c === p.statusClass) ?? (p.final ? 'final' : 'open');
 }
 
 export function sameValue(field: ReportField, a: string | null, b: string | null): boolean {

@@ -16,6 +16,11 @@ export const INTERNAL_STATUSES = [
 ] as const;
 export type InternalStatus = (typeof INTERNAL_STATUSES)[number];
 
+/** The statuses the posting rules and the reconciler's outcomes name one by one. */
+export const FINISHED = 'FINISHED' satisfies InternalStatus;
+export const REFUNDED = 'REFUNDED' satisfies InternalStatus;
+export const EXPIRED = 'EXPIRED' satisfies InternalStatus;
+
 /** The status of a swap the partner created and has not reported on yet (the fold's own). */
 export const CREATED_STATUS = 'CREATED';
 
@@ -28,9 +33,9 @@ export type StatusClass = 'open' | 'closed' | 'final';
 export const STATUS_CLASSES: readonly StatusClass[] = ['open', 'closed', 'final'];
 
 /** Final statuses unless a provider says otherwise (docs/architecture.md, "Statuses"). */
-export const DEFAULT_FINAL_STATUSES: readonly InternalStatus[] = ['FINISHED', 'REFUNDED'];
+export const DEFAULT_FINAL_STATUSES: readonly InternalStatus[] = [FINISHED, REFUNDED];
 /** Closed-but-reopenable statuses, unless a provider lists one of them among its final ones. */
-export const CLOSED_STATUSES: readonly InternalStatus[] = ['EXPIRED'];
+export const CLOSED_STATUSES: readonly InternalStatus[] = [EXPIRED];
 /** The statuses in which a swap has ended by default (final or closed): the console's "ended" count. */
 export const ENDED_STATUSES: readonly InternalStatus[] = [...DEFAULT_FINAL_STATUSES, ...CLOSED_STATUSES];
 /** The internal statuses in the order a swap lives through them, for lists and filters. */

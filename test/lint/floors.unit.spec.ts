@@ -86,11 +86,14 @@ describe('floors (lint)', () => {
     expect(r.out).toContain('the-partner-client-stores-nothing: src/partner/client.ts → src/db/client.ts');
   });
 
-  it('the named exceptions: the chart of accounts from the schema, the event types as types', () => {
+  it('the named exceptions: the chart of accounts and the statuses from the schemas, the event types as types', () => {
     const r = lint({
       'src/ledger/accounts.ts': 'export const ACCOUNTS = [];\n',
+      'src/swap/status.ts': 'export const STATUSES = [];\n',
       'src/db/schema/projection.ts':
         "import { ACCOUNTS } from '../../ledger/accounts.ts';\nexport const s = ACCOUNTS;\n",
+      'src/db/schema/platform.ts':
+        "import { STATUSES } from '../../swap/status.ts';\nexport const s = STATUSES;\n",
       'src/events/types.ts': 'export interface E { a: string }\n',
       'src/swap/report.ts': "import type { E } from '../events/types.ts';\nexport const f = (e: E) => e.a;\n",
     });

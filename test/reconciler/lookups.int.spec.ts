@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { perSwapLookup } from '../../src/reconciler/loading.ts';
+import { perSwapLookup } from '../../src/reconciler/per-swap-lookup.ts';
 import { freshProjection } from '../support/context.ts';
 
 /** Every plan node of an EXPLAIN (FORMAT JSON), depth first. */

@@ -1,7 +1,7 @@
 import type { ConsoleDb } from '../db.ts';
 import { Html, badge, html, table, time } from '../html.ts';
 import { amount, figure } from '../amount.ts';
-import { NOT_APPLICABLE } from './swaps.ts';
+import { NOT_APPLICABLE } from '../../reconciler/types.ts';
 
 interface JournalRow {
   event_id: string;

@@ -2,6 +2,7 @@ import type { ConsoleDb } from '../db.ts';
 import { badge, html, swapLink, table, time, type Html } from '../html.ts';
 import { amount } from '../amount.ts';
 import { CREATED_STATUS, ENDED_STATUSES, INTERNAL_STATUSES, LIFECYCLE_ORDER } from '../../swap/status.ts';
+import { NOT_APPLICABLE, VERDICT_ORDER } from '../../reconciler/types.ts';
 
 /**
  * The statuses a projected swap can have: the fold's own CREATED (no report yet) and the internal statuses
@@ -13,15 +14,12 @@ export const STATUSES: readonly string[] = [
   ...INTERNAL_STATUSES.filter((s) => !LIFECYCLE_ORDER.includes(s)),
 ];
 
-/** A check verdict that never is a swap's: the check does not apply to its outcome (never counted). */
-export const NOT_APPLICABLE = 'NOT_APPLICABLE';
-
 /**
  * The verdict filter: a swap's current verdict, `none` (not reconciled yet), or NOT_APPLICABLE, which
  * finds the swaps with at least one check that does not apply to their outcome (a swap's own verdict is
  * never NOT_APPLICABLE: such checks never count).
  */
-export const VERDICTS = ['MATCHED', 'WITHIN_TOLERANCE', 'UNVERIFIABLE', 'MISMATCH', 'none', NOT_APPLICABLE];
+export const VERDICTS: readonly string[] = [...VERDICT_ORDER, 'none', NOT_APPLICABLE];
 const VERDICT_LABELS: Record<string, string> = {
   none: 'none (not reconciled)',
   [NOT_APPLICABLE]: 'has a NOT_APPLICABLE check',

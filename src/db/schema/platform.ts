@@ -16,6 +16,8 @@ import {
   timestamp,
   uuid,
 } from 'drizzle-orm/pg-core';
+import { INTERNAL_STATUSES } from '../../swap/status.ts';
+import { inList } from './in-list.ts';
 
 /**
  * Platform tables: configuration and records the platform owns, NOT folded from the event log and
@@ -28,7 +30,7 @@ export const platform = pgSchema('platform');
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'string', precision: 3 });
 
 /** The internal statuses a partner status can map to (partner interface v2, Status.status). */
-const INTERNAL_STATUS_SQL = sql.raw(`('FINISHED', 'EXPIRED', 'ON_HOLD', 'PENDING', 'REFUNDED', 'UNKNOWN')`);
+const INTERNAL_STATUS_SQL = sql`(${inList(INTERNAL_STATUSES)})`;
 
 /**
  * A swap partner. `auth_headers` are the partner's credentials for calls to it: secret, never logged

@@ -17,6 +17,8 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { LEDGER_ACCOUNTS, LEDGER_ENTRY_KINDS } from '../../ledger/accounts.ts';
+import { STATUS_CLASSES } from '../../swap/status.ts';
+import { inList } from './in-list.ts';
 
 /**
  * The projected state: every table here is folded from the event log and rebuilt by replay.
@@ -101,7 +103,7 @@ export const swaps = pgTable(
     index('swaps_request_idx').on(t.requestId),
     check('swaps_trade_method_chk', sql`${t.tradeMethod} in ('fixed', 'float')`),
     check('swaps_final_at_chk', sql`(${t.final}) = (${t.finalAt} is not null)`),
-    check('swaps_status_class_chk', sql`${t.statusClass} in ('open', 'closed', 'final')`),
+    check('swaps_status_class_chk', sql`${t.statusClass} in (${inList(STATUS_CLASSES)})`),
     check('swaps_final_class_chk', sql`(${t.final}) = (${t.statusClass} = 'final')`),
   ],
 );
@@ -273,8 +275,6 @@ export const statusConflicts = pgTable(
   },
   (t) => [index('status_conflicts_swap_idx').on(t.providerId, t.swapId)],
 );
-
-const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
 
 /**
  * The double-entry journal: immutable lines (debit +, credit −) written by the fold when a swap becomes
