@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { MOCKING_UNIT_FILES } from './test/support/mocking.ts';
+import { LongestFirstSequencer } from './test/support/sequencer.ts';
 
 // Two levels: unit tests need nothing; integration and end-to-end tests share one global setup that
 // provides a real Kafka, schema registry and Postgres, and an isolated database and topic prefix per run.
@@ -8,6 +9,7 @@ const MOCKING = MOCKING_UNIT_FILES;
 
 export default defineConfig({
   test: {
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         extends: true,
