@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Config } from '../config/config.ts';
 import { createPool } from '../db/client.ts';
 import { migratePlatform, migrateProjection } from '../db/migrate.ts';
-import { createConfiguredTopics } from '../events/index.ts';
+import { createConfiguredTopics } from '../events/open.ts';
 import { TopicReplicationError } from '../events/topics.ts';
 import { migrateFinanceViews } from '../ledger/finance-views.ts';
 import { freePort, provisionDemo } from '../demo/provision.ts';
