@@ -1,7 +1,5 @@
 import pg from 'pg';
 import { createLogger, type Logger } from '../observability/log.ts';
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
-import * as projection from './schema/projection.ts';
 import { assertIdentifier } from './identifier.ts';
 
 // In its own module, so the CLI's option parsing checks a name without loading pg and drizzle.
@@ -114,11 +112,3 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
   warnOfIdleConnectionErrors(pool, dbLogger);
   return pool;
 }
-
-export type ProjectionDb = NodePgDatabase<typeof projection>;
-
-export function projectionDb(pool: pg.Pool): ProjectionDb {
-  return drizzle(pool, { schema: projection, casing: 'snake_case' });
-}
-
-export { projection };

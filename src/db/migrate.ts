@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
-import { assertIdentifier, connectClient, createPool, projectionDb } from './client.ts';
+import { assertIdentifier, connectClient, createPool } from './client.ts';
+import { projectionDb } from './projection.ts';
 
 const projectionMigrations = fileURLToPath(new URL('../../drizzle/projection', import.meta.url));
 const platformMigrations = fileURLToPath(new URL('../../drizzle/platform', import.meta.url));
