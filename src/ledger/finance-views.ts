@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { assertIdentifier, connectClient } from '../db/client.ts';
-import { PLATFORM_SCHEMA } from '../db/migrate.ts';
+import { PLATFORM_SCHEMA } from '../db/platform-schema.ts';
 import { caseAgeBucketSql } from './aging.ts';
 import { FINANCE_SCHEMA } from './finance-schema.ts';
 
