@@ -116,7 +116,7 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
   const demoWorkers: WorkerSpec[] = [];
   const walletDigests = [...config.GATEWAY_API_KEY_DIGESTS];
   if (options.demo) {
-    // The demo's provisioning (the simulator's signer) and chains (viem, bitcoinjs-lib) load for `--demo` only.
+    // The demo's provisioning (the simulator's signer) and chains (viem, bitcoinjs-lib) load only when the demo runs.
     const { provisionDemo } = await import('../demo/provision.ts');
     const pool = createPool(config.DATABASE_URL, { max: 1, applicationName: 'swap-ledger-up' });
     try {

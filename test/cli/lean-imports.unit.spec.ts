@@ -107,7 +107,7 @@ describe('what a start loads before it runs', () => {
       expectNotLoaded(entry, ['drizzle-orm', 'jose', 'protobufjs', 'secp256k1']);
   });
 
-  it('`up` loads the demo chains (viem, bitcoinjs-lib) only under --demo', () => {
+  it('`up` loads the demo chains (viem, bitcoinjs-lib) only when it runs the demo (not under --no-demo, nor for its help)', () => {
     expectNotLoaded('src/cli/commands/up.ts', ['viem', 'bitcoinjs-lib', 'jose']);
   });
 });
