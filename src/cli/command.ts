@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import { whenStopRequested } from '../lifecycle/stop.ts';
 import type { Logger } from '../observability/log.ts';
-import { assertIdentifier } from '../db/client.ts';
-import { FINANCE_SCHEMA } from '../ledger/finance-views.ts';
+// The light modules, not db/client.ts and ledger/finance-views.ts: every command loads this one.
+import { assertIdentifier } from '../db/identifier.ts';
+import { FINANCE_SCHEMA } from '../ledger/finance-schema.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 // Commands are written out one object each (words, usage, summary, option parsing): alike by design.

@@ -1,7 +1,7 @@
 import { allCommands, commandsNamed } from './commands/index.ts';
 import { processIo, usageText, UsageError, wantsHelp, type CliIo } from './command.ts';
 import { ConfigError } from '../config/config.ts';
-import { startTracing } from '../observability/tracing.ts';
+import { startTracing } from '../observability/tracing-start.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
 
 async function help(io: CliIo): Promise<void> {

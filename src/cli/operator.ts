@@ -6,7 +6,7 @@ import { InputRefusedError } from '../lifecycle/refusal.ts';
 /** Appends one operator event and waits for Kafka's acknowledgement. */
 export async function appendOperatorEvent(config: Config, event: SwapEvent): Promise<void> {
   // The Kafka client and the registry load when an event is appended, not for a refusal or a read.
-  const { openAppender } = await import('../events/index.ts');
+  const { openAppender } = await import('../events/open.ts');
   const appender = await openAppender(config, 'ops');
   try {
     await appender.append(event);

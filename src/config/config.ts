@@ -1,7 +1,7 @@
 // Over 400 lines on purpose: `configSpec` is the one table of every setting, its parser, default and
 // documentation (the README's table and `--help` read it), so it stays whole.
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import cron from 'node-cron';
 import { parseWorkerEndpoints, type WorkerEndpoint } from '../observability/worker-health.ts';
 import { InputRefusedError } from '../lifecycle/refusal.ts';
@@ -440,6 +440,8 @@ export class ConfigError extends InputRefusedError {
 
 function readFile(path: string): Record<string, string> {
   const text = readFileSync(path, 'utf8');
+  // yaml (72 modules) loads only when a configuration file is given: loadConfig stays synchronous.
+  const { parse: parseYaml } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   const doc: unknown = parseYaml(text);
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError([`${path}: must be a mapping`]);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Admin } from 'kafkajs';
 import { assertIdentifier, connectClient, warnOfIdleConnectionErrors } from '../db/client.ts';
-import { PLATFORM_SCHEMA } from '../db/migrate.ts';
+import { PLATFORM_SCHEMA } from '../db/platform-schema.ts';
 import { FINANCE_ROLE } from '../ledger/finance-views.ts';
 import type { Logger } from '../observability/log.ts';
 

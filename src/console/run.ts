@@ -1,6 +1,6 @@
 import type { Config } from '../config/config.ts';
 import { createKafka } from '../events/kafka.ts';
-import { openAppender } from '../events/index.ts';
+import { openAppender } from '../events/open.ts';
 import type { EventAppender } from '../events/producer.ts';
 import type { SwapEvent } from '../events/types.ts';
 import type { Logger } from '../observability/log.ts';

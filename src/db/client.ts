@@ -1,14 +1,9 @@
 import pg from 'pg';
 import { createLogger, type Logger } from '../observability/log.ts';
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
-import * as projection from './schema/projection.ts';
+import { assertIdentifier } from './identifier.ts';
 
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
-
-export function assertIdentifier(name: string, what = 'schema'): string {
-  if (!IDENTIFIER.test(name)) throw new Error(`${what} name "${name}" must be a lower-case SQL identifier`);
-  return name;
-}
+// In its own module, so the CLI's option parsing checks a name without loading pg and drizzle.
+export { assertIdentifier };
 
 // numeric and bigint come back as text: money must never become a JS number on the way out either.
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
@@ -117,11 +112,3 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
   warnOfIdleConnectionErrors(pool, dbLogger);
   return pool;
 }
-
-export type ProjectionDb = NodePgDatabase<typeof projection>;
-
-export function projectionDb(pool: pg.Pool): ProjectionDb {
-  return drizzle(pool, { schema: projection, casing: 'snake_case' });
-}
-
-export { projection };

@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
-import { assertIdentifier, connectClient, createPool, projectionDb } from './client.ts';
+import { assertIdentifier, connectClient, createPool } from './client.ts';
+import { projectionDb } from './projection.ts';
+import { PLATFORM_SCHEMA } from './platform-schema.ts';
 
 const projectionMigrations = fileURLToPath(new URL('../../drizzle/projection', import.meta.url));
 const platformMigrations = fileURLToPath(new URL('../../drizzle/platform', import.meta.url));
@@ -29,8 +31,8 @@ export async function migrateProjection(databaseUrl: string, schema: string): Pr
   }
 }
 
-/** The Postgres schema of the platform tables (provider registry, created swaps): never replayed. */
-export const PLATFORM_SCHEMA = 'platform';
+// In its own module, so the readers of the platform tables do not load drizzle's migrator.
+export { PLATFORM_SCHEMA };
 
 /**
  * Applies the committed platform migrations (drizzle/platform) to schema `platform`, bookkeeping in

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { freePort } from './provision.ts';
+import { freePort } from './port.ts';
 
 const CONFIG = fileURLToPath(new URL('./hardhat.config.cjs', import.meta.url));
 const WATCHDOG = fileURLToPath(new URL('./exit-with-parent.cjs', import.meta.url));

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from './port.ts';
 import type pg from 'pg';
 import { PayloadSigner } from '../simulator/index.ts';
 import { generateApiKey, apiKeyDigest } from '../providers/api-keys.ts';
@@ -54,19 +54,8 @@ function readOrMakeSecrets(dir: string): DemoSecrets {
   return secrets;
 }
 
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port')),
-      );
-    });
-  });
-}
+// In its own module: `up` and the demo's chain node find a port without loading the demo's provisioning.
+export { freePort };
 
 /**
  * Provisions the demo partner: keys (made once, kept in `dir`), a providers file written there and

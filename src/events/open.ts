@@ -1,8 +1,7 @@
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../observability/log.ts';
-import { EventCodec } from './codec.ts';
+import type { EventAppender, AppenderOptions } from './producer.ts';
 import { createKafka } from './kafka.ts';
-import { EventAppender, type AppenderOptions } from './producer.ts';
 import { brokerCount, createTopics, resolveReplication, type TopicReport } from './topics.ts';
 
 /** What an appender to the events topic is configured by (every process that writes events). */
@@ -29,6 +28,12 @@ export async function openAppender(
   /** Observes each acknowledged batch's size (the webhook's metric). */
   onBatchSent?: AppenderOptions['onBatchSent'],
 ): Promise<EventAppender> {
+  // Loaded here, not above: `topics create` and `up` create topics with kafkajs' admin alone, without the
+  // codec (avsc, the registry client) and the producer's Kafka client.
+  const [{ EventAppender }, { EventCodec }] = await Promise.all([
+    import('./producer.ts'),
+    import('./codec.ts'),
+  ]);
   const appender = new EventAppender({
     kafka: createKafka({
       brokers: config.KAFKA_BROKERS,

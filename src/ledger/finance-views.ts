@@ -1,9 +1,10 @@
 import pg from 'pg';
 import { assertIdentifier, connectClient } from '../db/client.ts';
-import { PLATFORM_SCHEMA } from '../db/migrate.ts';
+import { PLATFORM_SCHEMA } from '../db/platform-schema.ts';
 import { caseAgeBucketSql } from './aging.ts';
+import { FINANCE_SCHEMA } from './finance-schema.ts';
 
-export const FINANCE_SCHEMA = 'finance';
+export { FINANCE_SCHEMA };
 /** Read-only role for finance: it may read the finance views, nothing else. */
 export const FINANCE_ROLE = 'swap_ledger_finance';
 

@@ -1,5 +1,5 @@
 import { Decimal, formatDecimal, isDecimalText } from '../money/decimal.ts';
-import type { projection } from '../db/client.ts';
+import type { projection } from '../db/projection.ts';
 import { FINISHED, REFUNDED } from '../swap/status.ts';
 import type { Account, EntryKind } from './accounts.ts';
 

@@ -9,7 +9,6 @@ import {
   type Context,
   type Span,
 } from '@opentelemetry/api';
-import type { tracing } from '@opentelemetry/sdk-node';
 
 /**
  * Tracing with OpenTelemetry, off by default: the SDK starts only when OTEL_EXPORTER_OTLP_ENDPOINT is
@@ -21,28 +20,8 @@ import type { tracing } from '@opentelemetry/sdk-node';
 
 const tracer = () => trace.getTracer('swap-ledger');
 
-export interface Tracing {
-  shutdown(): Promise<void>;
-}
-
-/** The SDK is imported only when tracing is on: it is large, and every CLI command would pay for it. */
-export async function startTracing(options: {
-  serviceName: string;
-  env?: NodeJS.ProcessEnv;
-  /** Tests: where spans go instead of OTLP. */
-  spanProcessors?: tracing.SpanProcessor[];
-}): Promise<Tracing | undefined> {
-  const env = options.env ?? process.env;
-  if (!options.spanProcessors && !env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
-    return undefined;
-  const { NodeSDK } = await import('@opentelemetry/sdk-node');
-  const sdk = new NodeSDK({
-    serviceName: env.OTEL_SERVICE_NAME ?? options.serviceName,
-    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors, autoDetectResources: false } : {}),
-  });
-  sdk.start();
-  return { shutdown: () => sdk.shutdown() };
-}
+// Started from its own module, which loads no OpenTelemetry until tracing is on (every CLI command starts it).
+export { startTracing, type Tracing } from './tracing-start.ts';
 
 /** Runs `fn` in a new active span; an error marks the span and is thrown on. */
 export function withSpan<T>(

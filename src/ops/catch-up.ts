@@ -1,6 +1,6 @@
 import type { Admin } from 'kafkajs';
 import type pg from 'pg';
-import { PLATFORM_SCHEMA } from '../db/migrate.ts';
+import { PLATFORM_SCHEMA } from '../db/platform-schema.ts';
 import { projectionLag, type PartitionLag } from '../projector/lag.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { PLATFORM_SCHEMA } from '../db/migrate.ts';
+import { PLATFORM_SCHEMA } from '../db/platform-schema.ts';
 import { sealEvidence, type EvidenceKey, type EvidencePack } from '../cases/evidence.ts';
 import { decodeSwapPayload, describeSwapPayload } from '../payload/decode.ts';
 import { formatSwapRef, type SwapRef } from '../swap/ref.ts';

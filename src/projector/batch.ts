@@ -2,7 +2,7 @@
 // fold, every table's rows, the journal, the checkpoint by compare-and-set), and the error rules that decide
 // whether a failure is the event's (journaled) or the batch's (retried) belong with it.
 import type pg from 'pg';
-import { projection } from '../db/client.ts';
+import { projection } from '../db/projection.ts';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import {
   copyRows,

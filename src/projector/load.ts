@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { projection } from '../db/client.ts';
+import { projection } from '../db/projection.ts';
 import { readRows } from '../db/bulk.ts';
 import type { SwapEvent } from '../events/types.ts';
 import { partitionKeyOf, swapKey } from '../events/keys.ts';

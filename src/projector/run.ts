@@ -1,7 +1,8 @@
 import type { Config } from '../config/config.ts';
 import { createPool } from '../db/client.ts';
 import { migrateProjection } from '../db/migrate.ts';
-import { EventCodec, createKafka } from '../events/index.ts';
+import { EventCodec } from '../events/codec.ts';
+import { createKafka } from '../events/kafka.ts';
 import { settledWithin } from '../lifecycle/stop.ts';
 import type { Logger } from '../observability/log.ts';
 import { openOpsListener, type OpsConfig, type OpsListener } from '../observability/listener.ts';

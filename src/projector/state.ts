@@ -1,4 +1,4 @@
-import type { projection } from '../db/client.ts';
+import type { projection } from '../db/projection.ts';
 import type { SwapEvent } from '../events/types.ts';
 
 /** Rows of the projected tables, as the fold reads and writes them (money as decimal text). */

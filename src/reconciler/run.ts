@@ -1,7 +1,7 @@
 import type { Config } from '../config/config.ts';
 import { loadChainSources } from '../chain/config.ts';
 import { createPool } from '../db/client.ts';
-import { createKafka } from '../events/index.ts';
+import { createKafka } from '../events/kafka.ts';
 import { openAppender } from '../events/open.ts';
 import type { Logger } from '../observability/log.ts';
 import type { MetricsRegistry } from '../observability/metrics.ts';

@@ -1,4 +1,4 @@
-import { freePort } from '../demo/provision.ts';
+import { freePort } from '../demo/port.ts';
 
 /** A worker process with a metrics listener, as `up` runs it. */
 export interface ListeningWorker {

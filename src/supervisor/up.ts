@@ -2,12 +2,10 @@ import { resolve } from 'node:path';
 import type { Config } from '../config/config.ts';
 import { createPool } from '../db/client.ts';
 import { migratePlatform, migrateProjection } from '../db/migrate.ts';
-import { createConfiguredTopics } from '../events/index.ts';
+import { createConfiguredTopics } from '../events/open.ts';
 import { TopicReplicationError } from '../events/topics.ts';
 import { migrateFinanceViews } from '../ledger/finance-views.ts';
-import { freePort, provisionDemo } from '../demo/provision.ts';
-import { demoChainUrls, writeDemoChainSources } from '../demo/chain.ts';
-import { DEMO_REFERRAL_ADDRESSES } from '../demo/invoice.ts';
+import { freePort } from '../demo/port.ts';
 import { hardhatCli } from '../demo/evm-node.ts';
 import { DEMO_CLOCK_ALLOWANCE_SECONDS } from '../demo/plan.ts';
 
@@ -118,6 +116,8 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
   const demoWorkers: WorkerSpec[] = [];
   const walletDigests = [...config.GATEWAY_API_KEY_DIGESTS];
   if (options.demo) {
+    // The demo's provisioning (the simulator's signer) and chains (viem, bitcoinjs-lib) load only when the demo runs.
+    const { provisionDemo } = await import('../demo/provision.ts');
     const pool = createPool(config.DATABASE_URL, { max: 1, applicationName: 'swap-ledger-up' });
     try {
       const demo = await provisionDemo(pool, {
@@ -138,6 +138,10 @@ export async function platformUp(config: Config, options: UpOptions): Promise<Up
       if (config.CHAIN_SOURCES_FILE !== '') say('demo chains not started: CHAIN_SOURCES_FILE is set');
       else if (!hardhatCli()) say('demo chains not started: the devDependency hardhat is not installed');
       else {
+        const [{ demoChainUrls, writeDemoChainSources }, { DEMO_REFERRAL_ADDRESSES }] = await Promise.all([
+          import('../demo/chain.ts'),
+          import('../demo/invoice.ts'),
+        ]);
         const chainPorts = { evm: await freePort(), esplora: await freePort() };
         Object.assign(env, demoChainUrls(chainPorts), {
           CHAIN_SOURCES_FILE: writeDemoChainSources(resolve(options.demoDir)),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { projection as tables } from '../../src/db/client.ts';
+import { projection as tables } from '../../src/db/projection.ts';
 import { arrayLiteral, copyRows, openCopy, readRows, writeRows } from '../../src/db/bulk.ts';
 import { freshProjection } from '../support/context.ts';
 

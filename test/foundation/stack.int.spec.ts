@@ -5,7 +5,7 @@ import { stackPorts } from '../../scripts/stack/paths.ts';
 import { resolvePostgres } from '../../scripts/stack/postgres.ts';
 import { registryService, startRegistry } from '../../scripts/stack/registry.ts';
 import { stopService } from '../../scripts/stack/process.ts';
-import { projection, projectionDb } from '../../src/db/client.ts';
+import { projection, projectionDb } from '../../src/db/projection.ts';
 import { createTopic, freshProjection, testKafka, testStack, uniqueName } from '../support/context.ts';
 
 // Proves the stack end to end: registry + Kafka + Postgres through the project's own clients.

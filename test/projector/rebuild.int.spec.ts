@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { projection as tables } from '../../src/db/client.ts';
+import { projection as tables } from '../../src/db/projection.ts';
 import { copyRows } from '../../src/db/bulk.ts';
 import { promote, PromoteRefusedError } from '../../src/ops/replay.ts';
 import {

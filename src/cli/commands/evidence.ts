@@ -3,8 +3,6 @@ import type { Command } from '../command.ts';
 import { parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
 import { createPool } from '../../db/client.ts';
-import { canonicalJson, renderEvidenceHtml, verifyEvidence } from '../../cases/evidence.ts';
-import { buildEvidencePack, EvidenceError } from '../../ops/evidence.ts';
 import { resolveSwapRef } from '../../ops/swap-ref.ts';
 import { parseSwapRef } from '../../swap/ref.ts';
 import { asUsage } from '../operator.ts';
@@ -19,6 +17,12 @@ export const swapEvidenceCommand: Command = {
     if (positionals.length !== 1) throw new UsageError('name one swap: <provider>/<swapId>');
     const parsed = await asUsage(async () => parseSwapRef(positionals[0]!, values.provider));
     const config = loadConfig(process.env, ['DATABASE_URL']);
+    // The pack's payload decoding and signature checks (protobufjs, jose, secp256k1) load for this command
+    // only, not for every `swap ...` command that shares its first word.
+    const [{ canonicalJson, renderEvidenceHtml }, { buildEvidencePack, EvidenceError }] = await Promise.all([
+      import('../../cases/evidence.ts'),
+      import('../../ops/evidence.ts'),
+    ]);
     const pool = createPool(config.DATABASE_URL, { searchPath: config.PROJECTION_SCHEMA, max: 1 });
     let pack;
     try {
@@ -66,6 +70,7 @@ export const evidenceVerifyCommand: Command = {
     } catch (e) {
       throw new UsageError(`cannot read ${positionals[0]}: ${(e as Error).message}`);
     }
+    const { verifyEvidence } = await import('../../cases/evidence.ts');
     const checks = await verifyEvidence(packText(text));
     for (const c of checks) io.stdout(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
     const ok = checks.every((c) => c.ok);

@@ -10,7 +10,7 @@ import { DEFAULT_STATEMENT_LAYOUT, StatementFileError } from '../../monthend/lay
 import { statementImportEvent } from '../../ops/statements.ts';
 import { periodCloseEvent, periodReopenEvent, verifyPeriods } from '../../ops/periods.ts';
 import { awaitCatchUp } from '../../ops/catch-up.ts';
-import { createKafka } from '../../events/index.ts';
+import { createKafka } from '../../events/kafka.ts';
 import { createLogger } from '../../observability/log.ts';
 import { appendOperatorEvent, asUsage } from '../operator.ts';
 import { PROVIDER_ID } from '../../providers/file.ts';

@@ -2,7 +2,8 @@ import v8 from 'node:v8';
 import type { Command } from '../command.ts';
 import { parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
-import { EventCodec, createKafka } from '../../events/index.ts';
+import { EventCodec } from '../../events/codec.ts';
+import { createKafka } from '../../events/kafka.ts';
 import { createLogger } from '../../observability/log.ts';
 import { partnerTextProblem } from '../../swap/text.ts';
 import {

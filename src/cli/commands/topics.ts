@@ -1,7 +1,7 @@
 import type { Command } from '../command.ts';
 import { parseOptions, UsageError } from '../command.ts';
 import { loadConfig } from '../../config/config.ts';
-import { createConfiguredTopics } from '../../events/index.ts';
+import { createConfiguredTopics } from '../../events/open.ts';
 
 export const topicsCreateCommand: Command = {
   words: ['topics', 'create'],
