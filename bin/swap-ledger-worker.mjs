@@ -9,9 +9,9 @@ process.on('SIGTERM', note);
 process.on('SIGINT', note);
 const { register } = await import('tsx/esm/api');
 register();
-const { installStopSignal } = await import('../src/lifecycle/stop.ts');
+const { installStopSignal, PROCESS_STOP_DEADLINE_MS } = await import('../src/lifecycle/stop.ts');
 // `up` kills a worker still running 15 s after its SIGTERM: a stuck stop ends itself first.
-installStopSignal(early, { exitAfterMs: 12_000 });
+installStopSignal(early, { exitAfterMs: PROCESS_STOP_DEADLINE_MS });
 process.off('SIGTERM', note);
 process.off('SIGINT', note);
 const { runWorker } = await import('../src/cli/worker.ts');

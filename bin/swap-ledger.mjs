@@ -43,9 +43,9 @@ async function run() {
   if (serving) for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, note);
   register();
   if (serving) {
-    const { installStopSignal } = await import('../src/lifecycle/stop.ts');
+    const { installStopSignal, PROCESS_STOP_DEADLINE_MS } = await import('../src/lifecycle/stop.ts');
     // `up` kills a worker still running 15 s after its SIGTERM: a stuck stop ends itself first.
-    installStopSignal(early, { exitAfterMs: 12_000 });
+    installStopSignal(early, { exitAfterMs: PROCESS_STOP_DEADLINE_MS });
     for (const signal of ['SIGTERM', 'SIGINT']) process.off(signal, note);
   }
   // A closed pipe (`swap-ledger ... | head`) ends the output, not the process with a stack trace.

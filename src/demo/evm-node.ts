@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { settledWithin } from '../lifecycle/stop.ts';
 import { freePort } from './port.ts';
 
 const CONFIG = fileURLToPath(new URL('./hardhat.config.cjs', import.meta.url));
@@ -85,7 +86,7 @@ export async function startEvmNode(opts: { port?: number; timeoutMs?: number } =
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+    await settledWithin(exited, 5000);
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);

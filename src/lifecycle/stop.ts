@@ -12,6 +12,9 @@ let requested: StopSignal | undefined;
 let installed = false;
 let waiters: ((signal: StopSignal) => void)[] = [];
 let exitAfterMs: number | undefined;
+
+/** How long a process entry (bin/) lets a stuck stop run: less than the 15 s `up` waits before SIGKILL. */
+export const PROCESS_STOP_DEADLINE_MS = 12_000;
 let deadline: NodeJS.Timeout | undefined;
 
 function request(signal: StopSignal): void {
